@@ -1,0 +1,307 @@
+import type { ElementHandle, Page } from 'playwright-core';
+import { findByLocator, type Located, locateById, locateByXPath, toLocator } from '../perception/locate.ts';
+import type { Snapshot } from '../perception/types.ts';
+import { classifyError, describeTarget, substitute } from './helpers.ts';
+import type { Action, ActionErrorKind, ActionOutcome, ActionTarget } from './types.ts';
+
+export interface ExecuteContext {
+  /** Snapshot the action's ids refer to. */
+  snapshot?: Snapshot;
+  /** `%name%` → value, substituted into args only at the last moment. */
+  variables?: Record<string, string>;
+  /** Per-action timeout (default 5 s; navigation 30 s). */
+  timeoutMs?: number;
+  /** Checks a URL before `goto`; throws (or rejects) with a readable reason when it is not allowed. */
+  checkNavigation?: (url: string) => Promise<void>;
+}
+
+class ActionFailure extends Error {
+  constructor(
+    readonly kind: ActionErrorKind,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+async function locate(page: Page, target: ActionTarget, ctx: ExecuteContext): Promise<Located> {
+  if ('id' in target) {
+    if (!ctx.snapshot)
+      throw new ActionFailure('invalid', `target [${target.id}] needs the snapshot it came from`);
+    const found = await locateById(page, ctx.snapshot, target.id);
+    if ('error' in found) throw new ActionFailure('not_found', found.error);
+    return found;
+  }
+  if ('locator' in target) {
+    const locator = toLocator(target.locator);
+    // With a snapshot at hand, let role + name rescue a locator whose path moved.
+    const match = ctx.snapshot && locator.role ? findByLocator(ctx.snapshot, locator) : undefined;
+    if (match && ctx.snapshot) {
+      const found = await locateById(page, ctx.snapshot, match.id);
+      if (!('error' in found))
+        return { ...found, via: match.locator.xpath === locator.xpath ? found.via : 'role-name' };
+    }
+    const found = await locateByXPath(page, locator.xpath);
+    if ('error' in found) throw new ActionFailure('not_found', found.error);
+    return found;
+  }
+  throw new ActionFailure('invalid', 'a point target has no element');
+}
+
+function pointOf(page: Page, target: ActionTarget): { x: number; y: number } | undefined {
+  if (!('xPct' in target)) return undefined;
+  const vp = page.viewportSize() ?? { width: 1280, height: 800 };
+  if (target.xPct < 0 || target.xPct > 100 || target.yPct < 0 || target.yPct > 100)
+    throw new ActionFailure('invalid', 'xPct and yPct must be between 0 and 100');
+  return { x: (target.xPct / 100) * vp.width, y: (target.yPct / 100) * vp.height };
+}
+
+async function centre(handle: ElementHandle<Element>): Promise<{ x: number; y: number }> {
+  await handle.scrollIntoViewIfNeeded({ timeout: 2000 }).catch(() => undefined);
+  const box = await handle.boundingBox();
+  if (!box) throw new ActionFailure('not_actionable', 'element has no box (hidden or detached)');
+  return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+}
+
+type ScrollSpec = { kind: 'pct' | 'by' | 'top' | 'bottom' | 'up' | 'down'; amount: number };
+
+function parseScroll(spec: string): ScrollSpec {
+  const s = spec.trim().toLowerCase();
+  const pct = /^(\d+(?:\.\d+)?)%$/.exec(s);
+  if (pct) return { kind: 'pct', amount: Number(pct[1]) };
+  const px = /^([+-]?\d+)(?:px)?$/.exec(s);
+  if (px) return { kind: 'by', amount: Number(px[1]) };
+  if (s === 'top' || s === 'bottom' || s === 'up' || s === 'down') return { kind: s, amount: 0 };
+  throw new ActionFailure(
+    'invalid',
+    `scroll takes "50%", "+600", "top", "bottom", "up" or "down", not "${spec}"`,
+  );
+}
+
+/** Runs in the page: scrolls the element, or the document when there is none. */
+function applyScroll(el: Element | null, spec: ScrollSpec): void {
+  const box = el ?? document.scrollingElement ?? document.documentElement;
+  const max = box.scrollHeight - box.clientHeight;
+  const page = box.clientHeight * 0.8;
+  const next: Record<ScrollSpec['kind'], number> = {
+    pct: (max * spec.amount) / 100,
+    by: box.scrollTop + spec.amount,
+    top: 0,
+    bottom: max,
+    up: box.scrollTop - page,
+    down: box.scrollTop + page,
+  };
+  box.scrollTop = next[spec.kind];
+}
+
+async function scroll(page: Page, el: Located | undefined, arg: string | undefined): Promise<string> {
+  if (el && arg === undefined) {
+    await el.handle.scrollIntoViewIfNeeded({ timeout: 5000 });
+    return 'scrolled the element into view';
+  }
+  const spec = parseScroll(arg ?? 'down');
+  if (el) await el.handle.evaluate(applyScroll, spec);
+  else await page.evaluate(`(${applyScroll.toString()})(null, ${JSON.stringify(spec)})`);
+  return spec.kind === 'pct'
+    ? `scrolled to ${spec.amount}%`
+    : spec.kind === 'by'
+      ? `scrolled by ${spec.amount}px`
+      : `scrolled ${spec.kind}`;
+}
+
+async function run(page: Page, action: Action, ctx: ExecuteContext): Promise<string> {
+  const timeout = ctx.timeoutMs ?? 5000;
+  const raw = action.args ?? [];
+  const args = substitute(raw, ctx.variables);
+  const target = action.target;
+  const point = target ? pointOf(page, target) : undefined;
+  const needsElement = !point && target !== undefined;
+  const el = needsElement ? await locate(page, target, ctx) : undefined;
+  const shown = describeTarget(action);
+  const need = (n: number, what: string) => {
+    if (args.length < n || args[n - 1] === undefined)
+      throw new ActionFailure('invalid', `${action.method} needs ${what}`);
+  };
+
+  switch (action.method) {
+    case 'click':
+    case 'dblclick':
+    case 'hover': {
+      if (point) {
+        if (action.method === 'hover') await page.mouse.move(point.x, point.y);
+        else await page.mouse.click(point.x, point.y, { clickCount: action.method === 'dblclick' ? 2 : 1 });
+      } else if (el) {
+        if (action.method === 'click') await el.handle.click({ timeout });
+        else if (action.method === 'dblclick') await el.handle.dblclick({ timeout });
+        else await el.handle.hover({ timeout });
+      } else throw new ActionFailure('invalid', `${action.method} needs a target`);
+      return `${action.method === 'dblclick' ? 'double-clicked' : action.method === 'hover' ? 'hovered' : 'clicked'} ${shown}`;
+    }
+    case 'fill':
+    case 'type': {
+      need(1, 'the text to enter');
+      const text = args[0]!;
+      if (el) {
+        if (action.method === 'fill') await el.handle.fill(text, { timeout });
+        else {
+          await el.handle.focus();
+          await page.keyboard.type(text);
+        }
+      } else if (point) {
+        await page.mouse.click(point.x, point.y);
+        await page.keyboard.type(text);
+      } else await page.keyboard.type(text);
+      // The message repeats the placeholder, never the value it stood for.
+      return `${action.method === 'fill' ? 'filled' : 'typed'} "${raw[0]}" into ${shown}`;
+    }
+    case 'press': {
+      need(1, 'a key such as Enter or Control+A');
+      if (el) await el.handle.press(args[0]!, { timeout });
+      else await page.keyboard.press(args[0]!);
+      return `pressed ${raw[0]}${el ? ` on ${shown}` : ''}`;
+    }
+    case 'select': {
+      need(1, 'the option label or value');
+      if (!el) throw new ActionFailure('invalid', 'select needs a target <select>');
+      const choice = args[0]!;
+      const isSelect = await el.handle.evaluate((n) => n.localName === 'select');
+      if (!isSelect)
+        throw new ActionFailure(
+          'not_actionable',
+          `${shown} is not a native <select>; open it and click the option`,
+        );
+      const picked = await el.handle
+        .selectOption({ label: choice }, { timeout })
+        .catch(() => el.handle.selectOption({ value: choice }, { timeout }))
+        .catch(async () => {
+          // Last try: case-insensitive label match, as people type it.
+          const value = await el.handle.evaluate((n, want) => {
+            const opt = Array.from((n as HTMLSelectElement).options).find(
+              (o) => o.label.trim().toLowerCase() === want.trim().toLowerCase(),
+            );
+            return opt?.value;
+          }, choice);
+          if (value === undefined) throw new ActionFailure('not_found', `no option "${raw[0]}" in ${shown}`);
+          return el.handle.selectOption({ value }, { timeout });
+        });
+      if (picked.length === 0) throw new ActionFailure('not_found', `no option "${raw[0]}" in ${shown}`);
+      return `selected "${raw[0]}" in ${shown}`;
+    }
+    case 'check':
+    case 'uncheck': {
+      if (!el) throw new ActionFailure('invalid', `${action.method} needs a target`);
+      if (action.method === 'check') await el.handle.check({ timeout });
+      else await el.handle.uncheck({ timeout });
+      return `${action.method === 'check' ? 'checked' : 'unchecked'} ${shown}`;
+    }
+    case 'scroll':
+      return scroll(page, el, args[0]);
+    case 'drag': {
+      if (!target || !action.to) throw new ActionFailure('invalid', 'drag needs a target and a `to` target');
+      const from = point ?? (el ? await centre(el.handle) : undefined);
+      const toPoint = pointOf(page, action.to);
+      const toEl = toPoint ? undefined : await locate(page, action.to, ctx);
+      const to = toPoint ?? (toEl ? await centre(toEl.handle) : undefined);
+      if (!from || !to) throw new ActionFailure('not_actionable', 'drag endpoints have no position');
+      await page.mouse.move(from.x, from.y);
+      await page.mouse.down();
+      await page.mouse.move((from.x + to.x) / 2, (from.y + to.y) / 2, { steps: 5 });
+      await page.mouse.move(to.x, to.y, { steps: 5 });
+      await page.mouse.up();
+      return `dragged ${shown} to ${describeTarget({ method: 'drag', target: action.to })}`;
+    }
+    case 'goto': {
+      need(1, 'a URL');
+      const url = new URL(args[0]!, page.url() === 'about:blank' ? undefined : page.url()).toString();
+      if (ctx.checkNavigation) {
+        try {
+          await ctx.checkNavigation(url);
+        } catch (err) {
+          throw new ActionFailure('blocked', (err as Error).message);
+        }
+      }
+      await page.goto(url, { waitUntil: 'domcontentloaded', timeout: Math.max(timeout, 30_000) });
+      return `opened ${raw[0]}`;
+    }
+    case 'back':
+    case 'forward':
+    case 'reload': {
+      const opts = { waitUntil: 'domcontentloaded' as const, timeout: Math.max(timeout, 30_000) };
+      const res =
+        action.method === 'back'
+          ? await page.goBack(opts)
+          : action.method === 'forward'
+            ? await page.goForward(opts)
+            : await page.reload(opts);
+      if (res === null && action.method !== 'reload')
+        return `nothing to go ${action.method} to; stayed on the page`;
+      return action.method === 'reload' ? 'reloaded the page' : `went ${action.method}`;
+    }
+    case 'wait': {
+      const spec = args[0] ?? '1000';
+      if (spec.startsWith('text:')) {
+        const text = spec.slice(5);
+        await page
+          .getByText(text)
+          .first()
+          .waitFor({ state: 'visible', timeout: Math.max(timeout, 10_000) });
+        return `waited for "${text}"`;
+      }
+      const ms = Number(spec);
+      if (!Number.isFinite(ms) || ms < 0 || ms > 60_000)
+        throw new ActionFailure('invalid', 'wait takes milliseconds (0–60000) or "text:…"');
+      await page.waitForTimeout(ms);
+      return `waited ${ms} ms`;
+    }
+    default: {
+      const method: never = action.method;
+      throw new ActionFailure('invalid', `unknown method ${String(method)}`);
+    }
+  }
+}
+
+/**
+ * Does one typed action. Logic failures (not found, not actionable, blocked…) come back as a
+ * value with a kind; only programming errors throw.
+ */
+export async function executeAction(
+  page: Page,
+  action: Action,
+  ctx: ExecuteContext = {},
+): Promise<ActionOutcome> {
+  const started = performance.now();
+  const before = page.url();
+  const finish = (ok: boolean, message: string, error?: { kind: ActionErrorKind; message: string }) => {
+    const url = page.url();
+    const outcome: ActionOutcome = {
+      ok,
+      method: action.method,
+      message,
+      navigated: url !== before,
+      url,
+      ms: Math.round(performance.now() - started),
+    };
+    if (error) outcome.error = error;
+    return outcome;
+  };
+  try {
+    const message = await run(page, action, ctx);
+    return finish(true, message);
+  } catch (err) {
+    const { kind, message } =
+      err instanceof ActionFailure ? { kind: err.kind, message: err.message } : classifyError(err as Error);
+    // Error text from the browser may quote what was typed; keep secrets out of it.
+    const safe = substituteBack(message, ctx.variables);
+    return finish(false, `could not ${action.method} ${describeTarget(action)}: ${safe}`, {
+      kind,
+      message: safe,
+    });
+  }
+}
+
+function substituteBack(text: string, variables: Record<string, string> | undefined): string {
+  let out = text;
+  for (const [name, value] of Object.entries(variables ?? {}))
+    if (value) out = out.split(value).join(`%${name}%`);
+  return out;
+}

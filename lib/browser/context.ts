@@ -1,0 +1,51 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { MUTATION_CLOCK, SHADOW_ROOT_HOOK } from './init-scripts.ts';
+
+export type StorageState = Awaited<ReturnType<BrowserContext['storageState']>>;
+
+export interface JobContextOptions {
+  /** Saved cookies + localStorage (an auth profile): an object, or a path to a JSON file. */
+  storageState?: StorageState | string;
+  viewport?: { width: number; height: number };
+  userAgent?: string;
+  locale?: string;
+}
+
+/**
+ * One isolated context per job: its own cookies, storage and cache, closed when the job ends, so
+ * nothing leaks between callers that share a warm browser.
+ */
+export async function newJobContext(
+  browser: Browser,
+  options: JobContextOptions = {},
+): Promise<BrowserContext> {
+  const storageState =
+    typeof options.storageState === 'string'
+      ? (JSON.parse(await readFile(options.storageState, 'utf8')) as StorageState)
+      : options.storageState;
+  const context = await browser.newContext({
+    viewport: options.viewport ?? { width: 1280, height: 800 },
+    ...(options.userAgent ? { userAgent: options.userAgent } : {}),
+    ...(options.locale ? { locale: options.locale } : {}),
+    ...(storageState ? { storageState } : {}),
+    acceptDownloads: false,
+  });
+  // Closed shadow roots are invisible to page scripts, ours included, unless recorded at attach time.
+  await context.addInitScript({ content: `${SHADOW_ROOT_HOOK}\n${MUTATION_CLOCK};` });
+  return context;
+}
+
+/** Saves the context's cookies and localStorage so a later job can start signed in. */
+export async function saveStorageState(context: BrowserContext, path?: string): Promise<StorageState> {
+  const state = await context.storageState();
+  if (path) await writeFile(path, JSON.stringify(state, null, 2));
+  return state;
+}
+
+export async function newPage(context: BrowserContext): Promise<Page> {
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  page.setDefaultNavigationTimeout(30_000);
+  return page;
+}

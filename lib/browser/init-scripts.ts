@@ -1,0 +1,31 @@
+/**
+ * Scripts every page of our contexts runs before its own code. They only observe; pages behave
+ * exactly as without them.
+ */
+
+/**
+ * Records closed shadow roots as they are attached so the snapshot can see inside them. Installed
+ * as an init script on every context we create; pages keep working exactly as before.
+ */
+export const SHADOW_ROOT_HOOK = `(() => {
+  if (globalThis.__bfnShadowRoots) return;
+  const roots = new WeakMap();
+  Object.defineProperty(globalThis, '__bfnShadowRoots', { value: roots, enumerable: false });
+  const attach = Element.prototype.attachShadow;
+  Element.prototype.attachShadow = function (init) {
+    const root = attach.call(this, init);
+    roots.set(this, root);
+    return root;
+  };
+})();`;
+
+/**
+ * Keeps `__bfnLastMutation` up to date inside the page, so "has the DOM been quiet for N ms?" is a
+ * single cheap read instead of a fresh wait on every call.
+ */
+export const MUTATION_CLOCK = `(() => {
+  if (globalThis.__bfnLastMutation !== undefined) return;
+  globalThis.__bfnLastMutation = performance.now();
+  const obs = new MutationObserver(() => { globalThis.__bfnLastMutation = performance.now(); });
+  obs.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+})()`;

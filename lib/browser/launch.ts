@@ -1,0 +1,91 @@
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import chromium from '@sparticuz/chromium';
+import { type Browser, chromium as playwright } from 'playwright-core';
+
+/**
+ * Flags we refuse from the embedded build's defaults:
+ * - `--single-process`: closing one context would kill the whole browser, and we serve many.
+ * - `--disable-web-security` / `--allow-running-insecure-content`: pages could read cross-origin
+ *   responses, which turns a blocked-by-guard request into an exfiltration path.
+ */
+const DROPPED_FLAGS = new Set([
+  '--single-process',
+  '--disable-web-security',
+  '--allow-running-insecure-content',
+]);
+
+/** Quiet flags: this machine (and Lambda) has no route to Google; background chatter only costs time. */
+const EXTRA_FLAGS = [
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+  '--mute-audio',
+  '--hide-scrollbars',
+];
+
+export function chromiumArgs(base: readonly string[] = chromium.args): string[] {
+  const args = base.filter((a) => !DROPPED_FLAGS.has(a));
+  for (const flag of EXTRA_FLAGS) if (!args.includes(flag)) args.push(flag);
+  return args;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Unpacks the embedded Chromium once per machine. Two processes unpacking at the same time race on
+ * the same file (one execs it while the other still writes: ETXTBSY), so the unpack runs under a
+ * lock directory; `mkdir` is atomic on every filesystem we run on.
+ */
+export async function embeddedExecutablePath(): Promise<string> {
+  const override = process.env.BROWSERFN_CHROMIUM_PATH;
+  if (override) return override;
+  const lock = join(tmpdir(), 'browserfn-chromium.lock');
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      await mkdir(lock);
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      // A lock older than 60 s belongs to a process that died mid-unpack.
+      const age = await stat(lock).then(
+        (s) => Date.now() - s.mtimeMs,
+        () => 0,
+      );
+      if (age > 60_000 || Date.now() > deadline) await rm(lock, { recursive: true, force: true });
+      else await sleep(50);
+    }
+  }
+  try {
+    return await chromium.executablePath();
+  } finally {
+    await rm(lock, { recursive: true, force: true });
+  }
+}
+
+export interface LaunchOptions {
+  /** Connect to a remote browser over CDP instead (Browserbase, Steel, a local Chrome). */
+  cdpUrl?: string;
+  /** Extra Chromium flags. */
+  args?: string[];
+  headless?: boolean;
+}
+
+/** The embedded Chromium, or a remote one when `cdpUrl` / `BROWSERFN_CDP_URL` is set. */
+export async function launchBrowser(options: LaunchOptions = {}): Promise<Browser> {
+  const cdpUrl = options.cdpUrl ?? process.env.BROWSERFN_CDP_URL;
+  if (cdpUrl) return playwright.connectOverCDP(cdpUrl, { timeout: 30_000 });
+  const executablePath = await embeddedExecutablePath();
+  return playwright.launch({
+    executablePath,
+    headless: options.headless ?? true,
+    args: [...chromiumArgs(), ...(options.args ?? [])],
+    // Lambda sends SIGTERM on shutdown; we close browsers ourselves.
+    handleSIGINT: false,
+    handleSIGTERM: false,
+  });
+}

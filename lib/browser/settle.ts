@@ -1,0 +1,72 @@
+import type { Page, Request } from 'playwright-core';
+import { MUTATION_CLOCK } from './init-scripts.ts';
+
+export interface SettleOptions {
+  /** Hard cap on waiting (default 3 s): a busy page is snapshotted as it is, not waited on forever. */
+  timeoutMs?: number;
+  /** How long DOM and network must stay quiet (default 200 ms). */
+  quietMs?: number;
+}
+
+export interface SettleResult {
+  ms: number;
+  /** False when the cap was hit before the page went quiet. */
+  quiet: boolean;
+  pendingRequests: number;
+}
+
+const QUIET_FOR = `(() => {
+  ${MUTATION_CLOCK};
+  return performance.now() - globalThis.__bfnLastMutation;
+})()`;
+
+// Streams never finish by design; counting them would make every chat or live page "busy".
+const LONG_LIVED = new Set(['websocket', 'eventsource', 'manifest', 'other']);
+const isLongPoll = (r: Request) => /[?&](poll|longpoll|stream)=|\/(poll|stream|events|sse)\b/i.test(r.url());
+
+/** Requests in flight per page, tracked from the moment we first see the page. */
+const trackers = new WeakMap<Page, Set<Request>>();
+
+export function trackRequests(page: Page): Set<Request> {
+  let inflight = trackers.get(page);
+  if (inflight) return inflight;
+  const set = new Set<Request>();
+  inflight = set;
+  trackers.set(page, set);
+  page.on('request', (r) => {
+    if (!LONG_LIVED.has(r.resourceType()) && !isLongPoll(r)) set.add(r);
+  });
+  const done = (r: Request) => set.delete(r);
+  page.on('requestfinished', done);
+  page.on('requestfailed', done);
+  page.on('framenavigated', (f) => {
+    if (f === page.mainFrame()) for (const r of set) if (r.frame() !== f) set.delete(r);
+  });
+  return set;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Waits until the DOM stops mutating and no ordinary request is in flight, capped. Ignores
+ * websockets, event streams and long polls, which never go quiet. Returns at once on a page that
+ * is already quiet.
+ */
+export async function settle(page: Page, options: SettleOptions = {}): Promise<SettleResult> {
+  const timeoutMs = options.timeoutMs ?? 3000;
+  const quietMs = options.quietMs ?? 200;
+  const started = performance.now();
+  const inflight = trackRequests(page);
+  await page.waitForLoadState('domcontentloaded', { timeout: timeoutMs }).catch(() => undefined);
+  for (;;) {
+    const elapsed = performance.now() - started;
+    const sinceMutation = (await page.evaluate(QUIET_FOR).catch(() => 0)) as number;
+    const busy = inflight.size > 0;
+    if (!busy && sinceMutation >= quietMs)
+      return { ms: Math.round(elapsed), quiet: true, pendingRequests: 0 };
+    if (elapsed >= timeoutMs)
+      return { ms: Math.round(elapsed), quiet: false, pendingRequests: inflight.size };
+    const wait = busy ? 25 : Math.max(10, quietMs - sinceMutation);
+    await sleep(Math.min(wait, timeoutMs - elapsed));
+  }
+}

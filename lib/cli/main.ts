@@ -1,0 +1,38 @@
+import { UsageError } from './args.ts';
+import { SNAPSHOT_USAGE, snapshotCommand } from './snapshot.ts';
+
+type Command = (argv: string[], out: (s: string) => void) => Promise<number>;
+
+const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string }> = {
+  snapshot: { run: async () => snapshotCommand, usage: SNAPSHOT_USAGE },
+};
+
+const HELP = `browserfn — AI browser automation
+
+Usage:
+${Object.values(COMMANDS)
+  .map((c) => `  ${c.usage}`)
+  .join('\n')}
+
+Environment: BROWSERFN_MODEL, OPENAI_API_KEY, ANTHROPIC_API_KEY, BROWSERFN_CDP_URL, BROWSERFN_ALLOW_HOSTS`;
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(`${HELP}\n`);
+    return name ? 0 : 2;
+  }
+  const command = COMMANDS[name];
+  try {
+    if (!command) throw new UsageError(`unknown command "${name}" (try: ${Object.keys(COMMANDS).join(', ')})`);
+    const run = await command.run();
+    return await run(rest, (s) => process.stdout.write(`${s}\n`));
+  } catch (err) {
+    const e = err as Error;
+    const usage = e instanceof UsageError && command ? `\nusage: ${command.usage}` : '';
+    process.stderr.write(`browserfn: ${e.message.split('\n')[0]}${usage}\n`);
+    return e instanceof UsageError ? 2 : 1;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

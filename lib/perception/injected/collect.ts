@@ -1,0 +1,776 @@
+/**
+ * Runs INSIDE a page frame (serialised with Function.prototype.toString), so it must be
+ * self-contained: no imports, no references to module scope, only browser globals.
+ *
+ * One pass over the composed tree (shadow roots and slots included) that computes, per element,
+ * what the accessibility tree would say (role, accessible name, states) plus layout facts, without
+ * asking the browser for its full AX tree — that CDP call is the slow part of other snapshotters.
+ */
+
+export interface CollectOptions {
+  /** First id to hand out to elements that have none yet. */
+  nextId: number;
+  /** True for the top frame: a document never snapshotted before restarts ids at 1. */
+  main: boolean;
+  selector?: string;
+  ignore?: string;
+  text: boolean;
+}
+
+/** [depth, text, elementId (0 = none), flags, docTop] — flags: 1 interactive, 2 in viewport, 4 frame slot. */
+export type RawLine = [number, string, number, number, number];
+
+export interface RawElement {
+  id: number;
+  role: string;
+  name: string;
+  tag: string;
+  xpath: string;
+  url?: string;
+  box?: [number, number, number, number];
+  inViewport: boolean;
+  interactive: boolean;
+  scrollable?: boolean;
+  value?: string;
+  placeholder?: string;
+  label?: string;
+  context?: string;
+  inputType?: string;
+  options?: string[];
+  states: Record<string, boolean | string>;
+}
+
+export interface RawFrameSlot {
+  key: number;
+  line: number;
+  xpath: string;
+  /** Content-box origin of the iframe inside this frame's viewport. */
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+export interface RawCollect {
+  url: string;
+  title: string;
+  lines: RawLine[];
+  elements: RawElement[];
+  frames: RawFrameSlot[];
+  nextId: number;
+  viewport: { width: number; height: number; scrollX: number; scrollY: number; docHeight: number };
+  counts: {
+    nodes: number;
+    canvas: number;
+    canvasArea: number;
+    svgIcons: number;
+    unlabelled: number;
+    semantic: number;
+  };
+  error?: string;
+}
+
+export function collect(opts: CollectOptions): RawCollect {
+  const g = globalThis as unknown as Record<string, unknown>;
+  const doc = document;
+  const win = window;
+  const vw = win.innerWidth;
+  const vh = win.innerHeight;
+  const scrollX = win.scrollX;
+  const scrollY = win.scrollY;
+  const closedRoots = g.__bfnShadowRoots as WeakMap<Element, ShadowRoot> | undefined;
+
+  // Stable ids: an element keeps its id for as long as it lives in this document.
+  type Tagged = Element & { __bfnId?: number; __bfnKey?: number };
+  const registry = new Map<number, Element>();
+  g.__bfnEls = registry;
+  let nextId = opts.nextId;
+  if (opts.main && !g.__bfnSeen) nextId = 1;
+  g.__bfnSeen = true;
+
+  const lines: RawLine[] = [];
+  const elements: RawElement[] = [];
+  const frames: RawFrameSlot[] = [];
+  const counts = { nodes: 0, canvas: 0, canvasArea: 0, svgIcons: 0, unlabelled: 0, semantic: 0 };
+  let lastText = '';
+
+  const INTERACTIVE_ROLES = new Set([
+    'button',
+    'link',
+    'textbox',
+    'searchbox',
+    'combobox',
+    'listbox',
+    'option',
+    'checkbox',
+    'radio',
+    'switch',
+    'slider',
+    'spinbutton',
+    'tab',
+    'menuitem',
+    'menuitemcheckbox',
+    'menuitemradio',
+    'treeitem',
+    'scrollbar',
+  ]);
+  const NAME_FROM_CONTENT = new Set([
+    'button',
+    'link',
+    'heading',
+    'cell',
+    'columnheader',
+    'rowheader',
+    'option',
+    'tab',
+    'menuitem',
+    'menuitemcheckbox',
+    'menuitemradio',
+    'checkbox',
+    'radio',
+    'switch',
+    'treeitem',
+    'tooltip',
+    'legend',
+    'caption',
+    'label',
+    'clickable',
+  ]);
+  // Roles worth a line of their own even without a name: they give the model structure.
+  const STRUCTURAL = new Set([
+    'navigation',
+    'main',
+    'banner',
+    'contentinfo',
+    'complementary',
+    'form',
+    'dialog',
+    'alertdialog',
+    'search',
+    'region',
+    'list',
+    'listitem',
+    'table',
+    'row',
+    'menu',
+    'menubar',
+    'tablist',
+    'tabpanel',
+    'radiogroup',
+    'group',
+    'tree',
+    'grid',
+    'article',
+    'alert',
+    'status',
+  ]);
+  const LANDMARK_SCOPES = new Set(['ARTICLE', 'ASIDE', 'MAIN', 'NAV', 'SECTION']);
+
+  const clean = (s: string | null | undefined): string => (s ? s.replace(/\s+/g, ' ').trim() : '');
+  const cap = (s: string, n: number): string => (s.length > n ? s.slice(0, n - 1) + '…' : s);
+
+  function implicitRole(el: Element): string {
+    const tag = el.localName;
+    switch (tag) {
+      case 'a':
+      case 'area':
+        return el.hasAttribute('href') ? 'link' : '';
+      case 'button':
+        return 'button';
+      case 'summary':
+        return 'button';
+      case 'input': {
+        const t = ((el as HTMLInputElement).type || 'text').toLowerCase();
+        if (t === 'hidden') return 'none';
+        if (t === 'button' || t === 'submit' || t === 'reset' || t === 'image' || t === 'file')
+          return 'button';
+        if (t === 'checkbox') return 'checkbox';
+        if (t === 'radio') return 'radio';
+        if (t === 'range') return 'slider';
+        if (t === 'number') return 'spinbutton';
+        if (t === 'search') return el.hasAttribute('list') ? 'combobox' : 'searchbox';
+        if (el.hasAttribute('list')) return 'combobox';
+        return 'textbox';
+      }
+      case 'select':
+        return (el as HTMLSelectElement).multiple || (el as HTMLSelectElement).size > 1
+          ? 'listbox'
+          : 'combobox';
+      case 'textarea':
+        return 'textbox';
+      case 'option':
+        return 'option';
+      case 'h1':
+      case 'h2':
+      case 'h3':
+      case 'h4':
+      case 'h5':
+      case 'h6':
+        return 'heading';
+      case 'img':
+        return el.getAttribute('alt') === '' ? 'none' : 'img';
+      case 'nav':
+        return 'navigation';
+      case 'main':
+        return 'main';
+      case 'aside':
+        return 'complementary';
+      case 'header':
+      case 'footer': {
+        for (let p = el.parentElement; p; p = p.parentElement) if (LANDMARK_SCOPES.has(p.tagName)) return '';
+        return tag === 'header' ? 'banner' : 'contentinfo';
+      }
+      case 'form':
+        return 'form';
+      case 'section':
+        return el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') ? 'region' : '';
+      case 'ul':
+      case 'ol':
+      case 'menu':
+        return 'list';
+      case 'li':
+        return 'listitem';
+      case 'table':
+        return 'table';
+      case 'tr':
+        return 'row';
+      case 'td':
+        return 'cell';
+      case 'th':
+        return el.getAttribute('scope') === 'row' ? 'rowheader' : 'columnheader';
+      case 'dialog':
+        return 'dialog';
+      case 'fieldset':
+      case 'details':
+        return 'group';
+      case 'legend':
+        return 'legend';
+      case 'caption':
+        return 'caption';
+      case 'progress':
+        return 'progressbar';
+      case 'meter':
+        return 'meter';
+      case 'output':
+        return 'status';
+      case 'article':
+        return 'article';
+      case 'iframe':
+      case 'frame':
+        return 'iframe';
+      case 'canvas':
+        return 'canvas';
+      case 'video':
+      case 'audio':
+        return el.hasAttribute('controls') ? tag : '';
+      default:
+        return '';
+    }
+  }
+
+  function roleOf(el: Element): string {
+    const explicit = el.getAttribute('role');
+    if (explicit) {
+      const first = explicit.trim().split(/\s+/)[0] ?? '';
+      if (first === 'presentation' || first === 'none') return '';
+      if (first) return first;
+    }
+    if ((el as HTMLElement).isContentEditable && !el.parentElement?.isContentEditable) return 'textbox';
+    return implicitRole(el);
+  }
+
+  function textOfIds(ids: string, root: Document | ShadowRoot): string {
+    const parts: string[] = [];
+    for (const id of ids.split(/\s+/)) {
+      if (!id) continue;
+      const ref = root.getElementById ? root.getElementById(id) : doc.getElementById(id);
+      if (ref)
+        parts.push(
+          clean(ref.getAttribute('aria-label')) || clean((ref as HTMLElement).innerText ?? ref.textContent),
+        );
+    }
+    return clean(parts.join(' '));
+  }
+
+  /** Text of the subtree as it would be read, with icon labels (alt, aria-label, svg title) filled in. */
+  function contentText(el: Element): string {
+    const text = clean((el as HTMLElement).innerText ?? el.textContent);
+    if (text) return text;
+    const labelled = el.querySelector('[aria-label], img[alt], svg title, [title]');
+    if (!labelled) return '';
+    if (labelled.localName === 'title') return clean(labelled.textContent);
+    return clean(
+      labelled.getAttribute('aria-label') || labelled.getAttribute('alt') || labelled.getAttribute('title'),
+    );
+  }
+
+  function labelsOf(el: Element): string {
+    const ctl = el as HTMLInputElement;
+    if (ctl.labels && ctl.labels.length > 0) {
+      const parts: string[] = [];
+      for (const l of Array.from(ctl.labels)) {
+        // A wrapping label's text includes the control's own value text; strip nested controls.
+        const clone = l.cloneNode(true) as HTMLElement;
+        for (const c of Array.from(clone.querySelectorAll('input,select,textarea'))) c.remove();
+        parts.push(clean(clone.textContent));
+      }
+      return clean(parts.join(' '));
+    }
+    return '';
+  }
+
+  function nameOf(el: Element, role: string, root: Document | ShadowRoot): { name: string; label: string } {
+    const by = el.getAttribute('aria-labelledby');
+    if (by) {
+      const t = textOfIds(by, root);
+      if (t) return { name: t, label: t };
+    }
+    const aria = clean(el.getAttribute('aria-label'));
+    if (aria) return { name: aria, label: '' };
+    const tag = el.localName;
+    if (tag === 'input' || tag === 'select' || tag === 'textarea') {
+      const t = (el as HTMLInputElement).type;
+      if (tag === 'input' && (t === 'submit' || t === 'reset' || t === 'button')) {
+        const v = clean((el as HTMLInputElement).value);
+        return { name: v || (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : ''), label: '' };
+      }
+      if (tag === 'input' && t === 'image')
+        return { name: clean(el.getAttribute('alt')) || 'Submit', label: '' };
+      const label = labelsOf(el);
+      if (label) return { name: label, label };
+    }
+    if (tag === 'img' || tag === 'area') {
+      const alt = clean(el.getAttribute('alt'));
+      if (alt) return { name: alt, label: '' };
+    }
+    if (tag === 'fieldset') {
+      const legend = el.querySelector(':scope > legend');
+      if (legend) return { name: clean(legend.textContent), label: '' };
+    }
+    if (tag === 'table') {
+      const caption = el.querySelector(':scope > caption');
+      if (caption) return { name: clean(caption.textContent), label: '' };
+    }
+    if (tag === 'svg') {
+      const title = el.querySelector(':scope > title');
+      if (title) return { name: clean(title.textContent), label: '' };
+    }
+    if (NAME_FROM_CONTENT.has(role) || tag === 'summary') {
+      const t = contentText(el);
+      if (t) return { name: cap(t, 160), label: '' };
+    }
+    const title = clean(el.getAttribute('title'));
+    if (title) return { name: title, label: '' };
+    const ph = clean(el.getAttribute('placeholder') || el.getAttribute('aria-placeholder'));
+    if (ph) return { name: ph, label: '' };
+    return { name: '', label: '' };
+  }
+
+  // Paths of ancestors are shared by many elements (every row of a table): compute each once.
+  const pathCache = new Map<Element, string>();
+
+  /** One XPath segment from `el` up to its root (document or shadow root). */
+  function xpathInRoot(el: Element): string {
+    const cached = pathCache.get(el);
+    if (cached !== undefined) return cached;
+    const parent = el.parentNode;
+    const html = el.namespaceURI === 'http://www.w3.org/1999/xhtml';
+    const test = html ? el.localName : `*[local-name()='${el.localName}']`;
+    let index = 1;
+    for (let s = el.previousElementSibling; s; s = s.previousElementSibling)
+      if (s.localName === el.localName && s.namespaceURI === el.namespaceURI) index++;
+    let twins = index > 1;
+    if (!twins)
+      for (let s = el.nextElementSibling; s; s = s.nextElementSibling)
+        if (s.localName === el.localName && s.namespaceURI === el.namespaceURI) {
+          twins = true;
+          break;
+        }
+    const step = twins ? `${test}[${index}]` : test;
+    const path = parent && parent.nodeType === 1 ? `${xpathInRoot(parent as Element)}/${step}` : `/${step}`;
+    pathCache.set(el, path);
+    return path;
+  }
+
+  /** XPath chain across shadow roots: host segment >> inner segment (see DurableLocator). */
+  function xpathChain(el: Element): string {
+    const segments: string[] = [];
+    for (let n: Element | null = el; n; ) {
+      segments.push(xpathInRoot(n));
+      const root = n.getRootNode();
+      n = root instanceof ShadowRoot ? root.host : null;
+    }
+    return segments.reverse().join(' >> ');
+  }
+
+  function shadowOf(el: Element): ShadowRoot | null {
+    return el.shadowRoot ?? closedRoots?.get(el) ?? null;
+  }
+
+  function isInteractive(
+    el: Element,
+    role: string,
+    style: CSSStyleDeclaration,
+    parentCursor: string,
+  ): boolean {
+    if (INTERACTIVE_ROLES.has(role)) return true;
+    const tag = el.localName;
+    if (tag === 'summary' || tag === 'video' || tag === 'audio') return true;
+    if ((el as HTMLElement).isContentEditable) return true;
+    const tabindex = el.getAttribute('tabindex');
+    if (tabindex !== null && Number(tabindex) >= 0 && tag !== 'body') return true;
+    if (el.hasAttribute('onclick') || (el as HTMLElement).onclick) return true;
+    if (el.getAttribute('draggable') === 'true') return true;
+    // cursor:pointer set on this element (not just inherited) is how most custom widgets say "click me".
+    return style.cursor === 'pointer' && parentCursor !== 'pointer';
+  }
+
+  function urlOf(el: Element): string | undefined {
+    const tag = el.localName;
+    if (tag === 'a' || tag === 'area') {
+      const href = (el as HTMLAnchorElement).href;
+      return href && !href.startsWith('javascript:') ? href : undefined;
+    }
+    if (tag === 'img')
+      return (el as HTMLImageElement).currentSrc || (el as HTMLImageElement).src || undefined;
+    return undefined;
+  }
+
+  function statesOf(el: Element, role: string): Record<string, boolean | string> {
+    const s: Record<string, boolean | string> = {};
+    const tag = el.localName;
+    const aria = (n: string) => el.getAttribute(n);
+    if (
+      tag === 'input' &&
+      ((el as HTMLInputElement).type === 'checkbox' || (el as HTMLInputElement).type === 'radio')
+    ) {
+      s.checked = (el as HTMLInputElement).indeterminate ? 'mixed' : (el as HTMLInputElement).checked;
+    } else if (aria('aria-checked') !== null) {
+      const v = aria('aria-checked');
+      s.checked = v === 'mixed' ? 'mixed' : v === 'true';
+    } else if (role === 'switch' || role === 'checkbox' || role === 'radio') {
+      s.checked = aria('aria-pressed') === 'true';
+    }
+    if (tag === 'option') s.selected = (el as HTMLOptionElement).selected;
+    else if (aria('aria-selected') !== null) s.selected = aria('aria-selected') === 'true';
+    if (aria('aria-expanded') !== null) s.expanded = aria('aria-expanded') === 'true';
+    else if (tag === 'details') s.expanded = (el as HTMLDetailsElement).open;
+    else if (tag === 'summary' && el.parentElement?.localName === 'details')
+      s.expanded = (el.parentElement as HTMLDetailsElement).open;
+    if (el.matches(':disabled') || aria('aria-disabled') === 'true') s.disabled = true;
+    if ((el as HTMLInputElement).required || aria('aria-required') === 'true') s.required = true;
+    if ((el as HTMLInputElement).readOnly || aria('aria-readonly') === 'true') s.readonly = true;
+    if (aria('aria-pressed') === 'true' && role === 'button') s.pressed = true;
+    return s;
+  }
+
+  function currentValue(el: Element, role: string): string | undefined {
+    const tag = el.localName;
+    if (tag === 'input') {
+      const i = el as HTMLInputElement;
+      if (i.type === 'checkbox' || i.type === 'radio' || i.type === 'submit' || i.type === 'button')
+        return undefined;
+      if (i.type === 'reset' || i.type === 'image' || i.type === 'file') return undefined;
+      // Never read a password back out: it would land in the model's prompt.
+      if (i.type === 'password') return i.value ? '••••••' : undefined;
+      return i.value || undefined;
+    }
+    if (tag === 'textarea') return (el as HTMLTextAreaElement).value || undefined;
+    if (tag === 'select') {
+      const sel = el as HTMLSelectElement;
+      const chosen = Array.from(sel.selectedOptions).map((o) => clean(o.label || o.text));
+      return chosen.join(', ') || undefined;
+    }
+    if (role === 'textbox' && (el as HTMLElement).isContentEditable)
+      return clean((el as HTMLElement).innerText) || undefined;
+    const now = el.getAttribute('aria-valuenow') ?? el.getAttribute('aria-valuetext');
+    return now ?? undefined;
+  }
+
+  const ignoreSel = opts.ignore;
+  let scopeRoot: Element | null = doc.documentElement;
+  if (opts.selector) {
+    try {
+      scopeRoot = doc.querySelector(opts.selector);
+    } catch {
+      return emptyResult(`invalid selector: ${opts.selector}`);
+    }
+    if (!scopeRoot) return emptyResult(`no element matches selector: ${opts.selector}`);
+  }
+
+  function emptyResult(error: string): RawCollect {
+    return {
+      url: location.href,
+      title: doc.title,
+      lines: [],
+      elements: [],
+      frames: [],
+      nextId,
+      viewport: { width: vw, height: vh, scrollX, scrollY, docHeight: 0 },
+      counts,
+      error,
+    };
+  }
+
+  // True while the last line is plain text that the next inline text may join.
+  let inlineOpen = false;
+
+  function pushText(text: string, depth: number, top: number, inView: boolean) {
+    if (!opts.text || !text) return;
+    const prev = lines[lines.length - 1];
+    // Adjacent inline text at the same depth reads as one sentence: keep it on one line.
+    if (inlineOpen && prev && prev[0] === depth && prev[1].length + text.length < 600) {
+      prev[1] = prev[1] + ' ' + text;
+      if (inView) prev[3] |= 2;
+    } else {
+      lines.push([depth, text, 0, inView ? 2 : 0, top]);
+      inlineOpen = true;
+    }
+    lastText = text;
+  }
+
+  function breakInline() {
+    inlineOpen = false;
+  }
+
+  function walkChildren(
+    parent: Node,
+    depth: number,
+    cursor: string,
+    root: Document | ShadowRoot,
+    nameCovered: boolean,
+  ) {
+    for (let c: Node | null = parent.firstChild; c; c = c.nextSibling)
+      walkNode(c, depth, cursor, root, nameCovered);
+  }
+
+  function walkNode(
+    node: Node,
+    depth: number,
+    cursor: string,
+    root: Document | ShadowRoot,
+    nameCovered: boolean,
+  ) {
+    if (node.nodeType === 3) {
+      if (nameCovered) return;
+      const t = clean(node.nodeValue);
+      if (t) {
+        const parent = node.parentElement;
+        const r = parent ? parent.getBoundingClientRect() : null;
+        pushText(
+          t,
+          depth,
+          r ? r.top + scrollY : 0,
+          r ? r.bottom > 0 && r.top < vh && r.right > 0 && r.left < vw : false,
+        );
+      }
+      return;
+    }
+    if (node.nodeType !== 1) return;
+    const el = node as Tagged;
+    const tag = el.localName;
+    if (tag === 'script' || tag === 'style' || tag === 'noscript' || tag === 'template' || tag === 'head')
+      return;
+    if (tag === 'slot') {
+      const assigned = (el as unknown as HTMLSlotElement).assignedNodes({ flatten: true });
+      if (assigned.length > 0) {
+        for (const a of assigned) walkNode(a, depth, cursor, root, nameCovered);
+        return;
+      }
+      walkChildren(el, depth, cursor, root, nameCovered);
+      return;
+    }
+    counts.nodes++;
+    if (ignoreSel && el.matches(ignoreSel)) return;
+    if (el.getAttribute('aria-hidden') === 'true' || el.hasAttribute('inert')) return;
+    const style = getComputedStyle(el);
+    const display = style.display;
+    if (display === 'none') return;
+    const isContents = display === 'contents';
+    const rect = el.getBoundingClientRect();
+    const hidden =
+      style.visibility === 'hidden' ||
+      style.visibility === 'collapse' ||
+      (!isContents && rect.width === 0 && rect.height === 0 && style.overflow !== 'visible');
+    const role = hidden ? '' : roleOf(el);
+    const inView =
+      rect.bottom > 0 && rect.top < vh && rect.right > 0 && rect.left < vw && rect.width * rect.height > 0;
+
+    if (tag === 'canvas') {
+      counts.canvas++;
+      counts.canvasArea += rect.width * rect.height;
+    }
+    if (tag === 'svg') {
+      if (
+        !hidden &&
+        !clean(el.getAttribute('aria-label')) &&
+        !el.querySelector('title') &&
+        !clean(el.textContent)
+      )
+        counts.svgIcons++;
+      // SVG internals are drawing instructions, not content; the svg line (if any) is enough.
+      if (!role || role === 'img' || role === 'none') {
+        const label =
+          clean(el.getAttribute('aria-label')) || clean(el.querySelector(':scope > title')?.textContent);
+        if (label && !nameCovered) pushLine(el, 'img', label, '', depth, rect, inView, false, root, false);
+        return;
+      }
+    }
+
+    const interactive = !hidden && isInteractive(el, role, style, cursor);
+    const scrollable =
+      !hidden &&
+      tag !== 'html' &&
+      tag !== 'body' &&
+      (style.overflowY === 'auto' || style.overflowY === 'scroll') &&
+      el.scrollHeight > el.clientHeight + 4;
+
+    let childDepth = depth;
+    let covered = nameCovered;
+    if (!hidden && (interactive || scrollable || (role && role !== 'generic'))) {
+      const effectiveRole = role || (scrollable ? 'scrollable' : 'clickable');
+      const { name, label } = nameOf(el, effectiveRole, root);
+      if (role && role !== 'generic' && role !== 'none') counts.semantic++;
+      if (interactive && !name) counts.unlabelled++;
+      const emits =
+        interactive ||
+        scrollable ||
+        tag === 'iframe' ||
+        tag === 'frame' ||
+        tag === 'img' ||
+        tag === 'canvas' ||
+        ((role === 'heading' ||
+          role === 'legend' ||
+          role === 'caption' ||
+          role === 'status' ||
+          role === 'alert') &&
+          !!name) ||
+        STRUCTURAL.has(role) ||
+        ((role === 'cell' || role === 'columnheader' || role === 'rowheader') && !!name);
+      if (emits && (!nameCovered || interactive || tag === 'img')) {
+        pushLine(el, effectiveRole, name, label, depth, rect, inView, interactive, root, scrollable);
+        childDepth = depth + 1;
+        // Name came from the content: the children's text is already on this line.
+        const fromContent = NAME_FROM_CONTENT.has(role) || tag === 'summary' || effectiveRole === 'clickable';
+        if (name && fromContent && !el.getAttribute('aria-label')) covered = true;
+        if (tag === 'iframe' || tag === 'frame') {
+          const key = frames.length + 1;
+          el.__bfnKey = key;
+          const cs = style;
+          const bl = parseFloat(cs.borderLeftWidth) + parseFloat(cs.paddingLeft);
+          const bt = parseFloat(cs.borderTopWidth) + parseFloat(cs.paddingTop);
+          const lastLine = lines[lines.length - 1]!;
+          lastLine[3] |= 4;
+          frames.push({
+            key,
+            line: lines.length - 1,
+            xpath: xpathChain(el),
+            x: rect.left + bl,
+            y: rect.top + bt,
+            w: el.clientWidth,
+            h: el.clientHeight,
+          });
+          return;
+        }
+      }
+    } else if (!hidden && tag === 'br') {
+      breakInline();
+    }
+    if (tag === 'input' || tag === 'textarea' || tag === 'select' || tag === 'img' || tag === 'canvas')
+      return;
+    // A label's words are already the name of its control; repeating them only costs tokens.
+    if (tag === 'label' && (el as unknown as HTMLLabelElement).control) covered = true;
+    const childCursor = style.cursor;
+    const shadow = shadowOf(el);
+    // Block-level boxes end a run of inline text.
+    const block = display !== 'inline' && !isContents;
+    if (block) breakInline();
+    if (shadow) walkChildren(shadow, childDepth, childCursor, shadow, covered);
+    else walkChildren(el, childDepth, childCursor, root, covered);
+    if (block) breakInline();
+  }
+
+  function pushLine(
+    el: Tagged,
+    role: string,
+    name: string,
+    label: string,
+    depth: number,
+    rect: DOMRect,
+    inView: boolean,
+    interactive: boolean,
+    root: Document | ShadowRoot,
+    scrollable: boolean,
+  ) {
+    const tag = el.localName;
+    const url = urlOf(el);
+    const addressable = interactive || scrollable || !!url || tag === 'iframe' || tag === 'canvas';
+    let id = 0;
+    if (addressable) {
+      if (!el.__bfnId) el.__bfnId = nextId++;
+      id = el.__bfnId;
+      registry.set(id, el);
+      const value = currentValue(el, role);
+      const placeholder = clean(el.getAttribute('placeholder')) || undefined;
+      const rec: RawElement = {
+        id,
+        role,
+        name: cap(name, 160),
+        tag,
+        xpath: xpathChain(el),
+        inViewport: inView,
+        interactive,
+        states: statesOf(el, role),
+      };
+      if (url) rec.url = url;
+      if (rect.width > 0 || rect.height > 0) rec.box = [rect.left, rect.top, rect.width, rect.height];
+      if (scrollable) rec.scrollable = true;
+      if (value !== undefined) rec.value = cap(value, 200);
+      if (placeholder) rec.placeholder = placeholder;
+      if (label) rec.label = label;
+      if (lastText) rec.context = cap(lastText, 80);
+      if (tag === 'input') rec.inputType = (el as unknown as HTMLInputElement).type;
+      if (tag === 'select') {
+        rec.options = Array.from((el as unknown as HTMLSelectElement).options).map((o) =>
+          clean(o.label || o.text),
+        );
+      }
+      elements.push(rec);
+    }
+    let text = name;
+    if (role === 'heading') {
+      const level = /^h([1-6])$/.exec(tag)?.[1] ?? el.getAttribute('aria-level');
+      if (level) text = `${name} (h${level})`;
+    }
+    const line: RawLine = [
+      depth,
+      `${role}\u0000${text}`,
+      id,
+      (interactive ? 1 : 0) | (inView ? 2 : 0),
+      rect.top + scrollY,
+    ];
+    lines.push(line);
+    inlineOpen = false;
+    if (name) lastText = name;
+    void root;
+  }
+
+  walkNode(scopeRoot!, 0, 'auto', doc, false);
+
+  return {
+    url: location.href,
+    title: doc.title,
+    lines,
+    elements,
+    frames,
+    nextId,
+    viewport: {
+      width: vw,
+      height: vh,
+      scrollX,
+      scrollY,
+      docHeight: Math.max(doc.documentElement.scrollHeight, doc.body?.scrollHeight ?? 0),
+    },
+    counts,
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * Runs INSIDE a frame: finds the element for the in-frame part of a DurableLocator chain
+ * (segments joined by ` >> `, each hop entering a shadow root). Self-contained on purpose.
+ * With `mark`, the element is stored as `globalThis.__bfnTarget` so the caller can take a handle.
+ */
+export function resolveLocator(arg: { chain: string; mark: boolean }): {
+  found: boolean;
+  /** Set when the chain continues inside an iframe: segments consumed so far (the iframe is marked). */
+  frameHop?: number;
+  error?: string;
+} {
+  const g = globalThis as unknown as Record<string, unknown>;
+  const closed = g.__bfnShadowRoots as WeakMap<Element, ShadowRoot> | undefined;
+  const segments = arg.chain.split(' >> ');
+
+  // Our own generator only emits child steps `tag`, `tag[n]` and `*[local-name()='x'][n]`, which
+  // we walk by hand: XPath cannot take a shadow root as its context node.
+  function walkSteps(root: ParentNode, path: string): Element | null {
+    let node: ParentNode | null = root;
+    for (const step of path.split('/').filter(Boolean)) {
+      const m = /^(?:\*\[local-name\(\)='([^']+)'\]|([\w-]+))(?:\[(\d+)\])?$/.exec(step);
+      if (!m || !node) return null;
+      const local = (m[1] ?? m[2] ?? '').toLowerCase();
+      const want = m[3] ? Number(m[3]) : 1;
+      let seen = 0;
+      let found: Element | null = null;
+      for (let c: Element | null = node.firstElementChild; c; c = c.nextElementSibling) {
+        if (c.localName.toLowerCase() === local && ++seen === want) {
+          found = c;
+          break;
+        }
+      }
+      node = found;
+    }
+    return node as Element | null;
+  }
+
+  let current: Element | null = null;
+  for (let i = 0; i < segments.length; i++) {
+    const seg = (segments[i] ?? '').trim();
+    if (i === 0) {
+      try {
+        const r = document.evaluate(seg, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null);
+        current = r.singleNodeValue as Element | null;
+      } catch (e) {
+        return { found: false, error: `invalid XPath ${seg}: ${(e as Error).message}` };
+      }
+    } else {
+      const host: Element | null = current;
+      const root = host ? (host.shadowRoot ?? closed?.get(host) ?? null) : null;
+      if (!root) return { found: false, error: `no shadow root at segment ${i}` };
+      current = walkSteps(root, seg);
+    }
+    if (!current) return { found: false, error: `nothing at segment ${i + 1} (${seg})` };
+    const tag = current.localName;
+    if ((tag === 'iframe' || tag === 'frame') && i < segments.length - 1) {
+      g.__bfnTarget = current;
+      return { found: true, frameHop: i + 1 };
+    }
+  }
+  if (arg.mark) g.__bfnTarget = current;
+  return { found: !!current };
+}

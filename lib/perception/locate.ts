@@ -1,0 +1,93 @@
+import type { ElementHandle, Frame, Page } from 'playwright-core';
+import { resolveExpression } from './injected/source.ts';
+import { liveFrame } from './live.ts';
+import type { DurableLocator, ElementId, Snapshot, SnapshotElement } from './types.ts';
+import { elementById } from './types.ts';
+
+export interface Located {
+  handle: ElementHandle<Element>;
+  frame: Frame;
+  /** How it was found: the live element of the snapshot, or the durable locator. */
+  via: 'id' | 'xpath' | 'role-name';
+}
+
+export type LocateFailure = { error: string };
+
+const norm = (s: string) => s.replace(/\s+/g, ' ').trim().toLowerCase();
+
+/**
+ * Finds the element a durable locator means within a snapshot: the same XPath with the same role
+ * and name; or, when the page moved things around, the one element with that role and name.
+ * Pure, so cache replays can check "is this still the element we meant" without touching the page.
+ */
+export function findByLocator(snapshot: Snapshot, locator: DurableLocator): SnapshotElement | undefined {
+  const sameIdentity = (e: SnapshotElement) => e.role === locator.role && norm(e.name) === norm(locator.name);
+  const byPath = snapshot.elements.find((e) => e.locator.xpath === locator.xpath);
+  if (byPath && sameIdentity(byPath)) return byPath;
+  const twins = snapshot.elements.filter(sameIdentity);
+  if (twins.length === 1) return twins[0];
+  // Several twins (e.g. repeated "Add to cart"): only the exact path can tell them apart.
+  return undefined;
+}
+
+/** Parses `xpath >> xpath` chains written by hand (`//button[1]`) as well as our own. */
+export function toLocator(input: DurableLocator | string): DurableLocator {
+  return typeof input === 'string' ? { xpath: input, role: '', name: '' } : input;
+}
+
+async function markedHandle(frame: Frame): Promise<ElementHandle<Element> | undefined> {
+  const h = await frame.evaluateHandle('globalThis.__bfnTarget');
+  const el = h.asElement() as ElementHandle<Element> | null;
+  if (!el) await h.dispose();
+  return el ?? undefined;
+}
+
+/** Walks the chain frame by frame: each time the path reaches an <iframe>, continue in its document. */
+export async function locateByXPath(page: Page, xpath: string): Promise<Located | LocateFailure> {
+  let frame: Frame = page.mainFrame();
+  let segments = xpath.split(' >> ');
+  for (let hops = 0; hops < 10; hops++) {
+    const res = (await frame.evaluate(resolveExpression(segments.join(' >> '), true))) as {
+      found: boolean;
+      frameHop?: number;
+      error?: string;
+    };
+    if (!res.found) return { error: res.error ?? `nothing matches ${xpath}` };
+    const handle = await markedHandle(frame);
+    if (!handle) return { error: `element for ${xpath} vanished` };
+    if (res.frameHop === undefined) return { handle, frame, via: 'xpath' };
+    const child = await handle.contentFrame();
+    await handle.dispose();
+    if (!child) return { error: `iframe in ${xpath} has no document` };
+    frame = child;
+    segments = segments.slice(res.frameHop);
+  }
+  return { error: `too many frame hops in ${xpath}` };
+}
+
+/**
+ * The element behind a snapshot id: the very element the walker saw if it is still attached,
+ * else its durable locator (the page re-rendered it).
+ */
+export async function locateById(
+  page: Page,
+  snapshot: Snapshot,
+  id: ElementId,
+): Promise<Located | LocateFailure> {
+  const el = elementById(snapshot, id);
+  if (!el) return { error: `element [${id}] is not in the snapshot` };
+  const frame = liveFrame(snapshot, el.frame);
+  if (frame && !frame.isDetached()) {
+    const h = await frame
+      .evaluateHandle((n) => {
+        const reg = (globalThis as unknown as { __bfnEls?: Map<number, Element> }).__bfnEls;
+        const node = reg?.get(n);
+        return node?.isConnected ? node : null;
+      }, id)
+      .catch(() => undefined);
+    const handle = h?.asElement() as ElementHandle<Element> | null | undefined;
+    if (handle) return { handle, frame, via: 'id' };
+    await h?.dispose();
+  }
+  return locateByXPath(page, el.locator.xpath);
+}

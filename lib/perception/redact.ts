@@ -1,0 +1,44 @@
+import type { Snapshot } from './types.ts';
+
+/**
+ * Replaces secret values with their `%name%` placeholder wherever a model or a log could read
+ * them: the tree text, element values/names, and the URL map. Longest values first so a secret
+ * that contains another is not half-replaced.
+ */
+export function redactSecrets(snapshot: Snapshot, secrets: Record<string, string> | undefined): Snapshot {
+  const pairs = Object.entries(secrets ?? {})
+    .filter(([, v]) => v.length > 0)
+    .sort((a, b) => b[1].length - a[1].length);
+  if (pairs.length === 0) return snapshot;
+  const scrub = (s: string): string => {
+    let out = s;
+    for (const [name, value] of pairs) if (out.includes(value)) out = out.split(value).join(`%${name}%`);
+    return out;
+  };
+  const scrubOpt = (s: string | undefined) => (s === undefined ? undefined : scrub(s));
+  snapshot.tree = scrub(snapshot.tree);
+  snapshot.url = scrub(snapshot.url);
+  snapshot.title = scrub(snapshot.title);
+  for (const el of snapshot.elements) {
+    el.name = scrub(el.name);
+    el.locator.name = scrub(el.locator.name);
+    const value = scrubOpt(el.value);
+    if (value !== undefined) el.value = value;
+    const context = scrubOpt(el.context);
+    if (context !== undefined) el.context = context;
+    const url = scrubOpt(el.url);
+    if (url !== undefined) el.url = url;
+  }
+  for (const key of Object.keys(snapshot.urls)) snapshot.urls[key] = scrub(snapshot.urls[key]!);
+  return snapshot;
+}
+
+/** Same scrub for any string leaving the process (messages, errors, logs). */
+export function redactText(text: string, secrets: Record<string, string> | undefined): string {
+  let out = text;
+  const pairs = Object.entries(secrets ?? {})
+    .filter(([, v]) => v.length > 0)
+    .sort((a, b) => b[1].length - a[1].length);
+  for (const [name, value] of pairs) if (out.includes(value)) out = out.split(value).join(`%${name}%`);
+  return out;
+}

@@ -1,0 +1,83 @@
+import type { Page } from 'playwright-core';
+import type { Snapshot, SnapshotElement } from './types.ts';
+
+/** Colour per kind of element, so a glance tells buttons from fields from links. */
+const COLOURS: Record<string, string> = {
+  button: '#e6194b',
+  link: '#3cb44b',
+  textbox: '#4363d8',
+  searchbox: '#4363d8',
+  combobox: '#f58231',
+  listbox: '#f58231',
+  option: '#f58231',
+  checkbox: '#911eb4',
+  radio: '#911eb4',
+  switch: '#911eb4',
+  tab: '#008080',
+  menuitem: '#008080',
+  slider: '#9a6324',
+  spinbutton: '#9a6324',
+};
+const OTHER = '#808000';
+
+export const colourOf = (role: string): string => COLOURS[role] ?? OTHER;
+
+export interface Mark {
+  id: number;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+  colour: string;
+  /** Paint the box solid: its value is a secret (see redactSecrets) and must not be pictured. */
+  mask?: boolean;
+}
+
+const HOLDS_SECRET = /%[A-Za-z_][\w.-]*%/;
+
+/** The boxes to draw: elements of the snapshot that are in the viewport, in viewport coordinates. */
+export function marksFor(snapshot: Snapshot): Mark[] {
+  return snapshot.elements
+    .filter((e): e is SnapshotElement & { box: NonNullable<SnapshotElement['box']> } => e.inViewport && !!e.box)
+    .map((e) => {
+      const mark: Mark = { id: e.id, x: e.box.x, y: e.box.y, w: e.box.width, h: e.box.height, colour: colourOf(e.role) };
+      if (e.value && HOLDS_SECRET.test(e.value)) mark.mask = true;
+      return mark;
+    });
+}
+
+/** Draws the marks in a closed shadow root on top of everything; returns nothing the page can see. */
+function drawMarks(marks: Mark[]): void {
+  const host = document.createElement('div');
+  host.setAttribute('data-bfn-som', '');
+  host.style.cssText = 'position:fixed;inset:0;z-index:2147483647;pointer-events:none;';
+  const root = host.attachShadow({ mode: 'open' });
+  for (const m of marks) {
+    const box = document.createElement('div');
+    box.style.cssText = `position:fixed;left:${m.x}px;top:${m.y}px;width:${m.w}px;height:${m.h}px;border:2px solid ${m.colour};box-sizing:border-box;${m.mask ? 'background:#222;' : ''}`;
+    const label = document.createElement('div');
+    label.textContent = String(m.id);
+    const above = m.y >= 14;
+    label.style.cssText = `position:fixed;left:${Math.max(0, m.x)}px;top:${above ? m.y - 14 : m.y}px;background:${m.colour};color:#fff;font:bold 11px/14px monospace;padding:0 3px;`;
+    root.append(box, label);
+  }
+  document.documentElement.append(host);
+}
+
+function removeMarks(): void {
+  for (const el of Array.from(document.querySelectorAll('[data-bfn-som]'))) el.remove();
+}
+
+/**
+ * Screenshot of the viewport with a coloured, numbered box on every element of the snapshot:
+ * the numbers are the same ids as in the text tree. The overlay is removed right after.
+ */
+export async function setOfMarks(page: Page, snapshot: Snapshot, options: { path?: string } = {}): Promise<Buffer> {
+  const marks = marksFor(snapshot);
+  await page.evaluate(`(${drawMarks.toString()})(${JSON.stringify(marks)})`);
+  try {
+    return await page.screenshot({ type: 'png', ...(options.path ? { path: options.path } : {}) });
+  } finally {
+    await page.evaluate(`(${removeMarks.toString()})()`).catch(() => undefined);
+  }
+}

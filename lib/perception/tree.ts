@@ -1,0 +1,220 @@
+import type { RawCollect, RawElement, RawLine } from './injected/collect.ts';
+import type { FrameInfo, SnapshotElement } from './types.ts';
+
+/** A line of the finished tree before selection: one element or one run of text. */
+export interface TreeLine {
+  depth: number;
+  /** `role\0name` for element lines, plain text otherwise. */
+  text: string;
+  id: number;
+  interactive: boolean;
+  inViewport: boolean;
+  /** Top edge in top-level document coordinates (for chunking). */
+  top: number;
+  parent: number;
+}
+
+export interface FrameCollect {
+  raw: RawCollect;
+  info: FrameInfo;
+  /** Visible rectangle of this frame, in top-level viewport coordinates. */
+  clip: { x: number; y: number; w: number; h: number };
+  /** For child frames: which frame slot line of the parent they fill. */
+  parentLine?: number;
+}
+
+const intersects = (b: { x: number; y: number; width: number; height: number }, c: FrameCollect['clip']) =>
+  b.width * b.height > 0 && b.x < c.x + c.w && b.x + b.width > c.x && b.y < c.y + c.h && b.y + b.height > c.y;
+
+function toElement(raw: RawElement, frame: FrameCollect, prefix: string): SnapshotElement {
+  const { x, y } = frame.info.offset;
+  const box = raw.box
+    ? { x: raw.box[0] + x, y: raw.box[1] + y, width: raw.box[2], height: raw.box[3] }
+    : undefined;
+  const el: SnapshotElement = {
+    id: raw.id,
+    role: raw.role,
+    name: raw.name,
+    tag: raw.tag,
+    frame: frame.info.index,
+    locator: { xpath: prefix ? `${prefix} >> ${raw.xpath}` : raw.xpath, role: raw.role, name: raw.name },
+    inViewport: box ? intersects(box, frame.clip) : false,
+    interactive: raw.interactive,
+    states: raw.states as SnapshotElement['states'],
+  };
+  if (box) el.box = box;
+  if (raw.url) el.url = raw.url;
+  if (raw.scrollable) el.scrollable = true;
+  if (raw.value !== undefined) el.value = raw.value;
+  if (raw.placeholder) el.placeholder = raw.placeholder;
+  if (raw.label) el.label = raw.label;
+  if (raw.context) el.context = raw.context;
+  if (raw.inputType) el.inputType = raw.inputType;
+  if (raw.options) el.options = raw.options;
+  return el;
+}
+
+/**
+ * Splices every frame's lines under its <iframe> line and converts coordinates to the top-level
+ * page, so the result reads as one tree with one id space.
+ */
+export function assemble(frames: FrameCollect[]): { lines: TreeLine[]; elements: SnapshotElement[] } {
+  const elements: SnapshotElement[] = [];
+  const childrenOf = new Map<number, FrameCollect[]>();
+  for (const f of frames) {
+    if (f.info.parent === undefined) continue;
+    const list = childrenOf.get(f.info.parent) ?? [];
+    list.push(f);
+    childrenOf.set(f.info.parent, list);
+  }
+  const lines: TreeLine[] = [];
+  const main = frames.find((f) => f.info.parent === undefined);
+  if (!main) return { lines, elements };
+  const topScroll = main.raw.viewport.scrollY;
+
+  const emit = (frame: FrameCollect, baseDepth: number) => {
+    const prefix = frame.info.parent === undefined ? '' : frame.info.xpath;
+    const byId = new Map<number, SnapshotElement>();
+    for (const raw of frame.raw.elements) byId.set(raw.id, toElement(raw, frame, prefix));
+    const kids = childrenOf.get(frame.info.index) ?? [];
+    const stack: number[] = [];
+    frame.raw.lines.forEach((raw: RawLine, i) => {
+      const [depth, text, id, flags, top] = raw;
+      const d = baseDepth + depth;
+      while (stack.length > 0 && (lines[stack[stack.length - 1]!]?.depth ?? -1) >= d) stack.pop();
+      const el = id ? byId.get(id) : undefined;
+      const docTop =
+        frame.info.parent === undefined
+          ? top
+          : frame.info.offset.y + topScroll + (top - frame.raw.viewport.scrollY);
+      lines.push({
+        depth: d,
+        text,
+        id,
+        interactive: (flags & 1) === 1,
+        inViewport: el ? el.inViewport : (flags & 2) === 2 && frame.clip.w > 0,
+        top: docTop,
+        parent: stack.length > 0 ? stack[stack.length - 1]! : -1,
+      });
+      const index = lines.length - 1;
+      stack.push(index);
+      // Elements are listed in reading order, frames included, so "the second X" means what it says.
+      if (el) elements.push(el);
+      if (flags & 4) for (const kid of kids.filter((k) => k.parentLine === i)) emit(kid, d + 1);
+    });
+  };
+  emit(main, 0);
+  return { lines, elements };
+}
+
+const STATE_WORDS: [keyof SnapshotElement['states'], string, string | undefined][] = [
+  ['disabled', 'disabled', undefined],
+  ['expanded', 'expanded', 'collapsed'],
+  ['selected', 'selected', undefined],
+  ['required', 'required', undefined],
+  ['readonly', 'readonly', undefined],
+];
+
+const quote = (s: string) => `"${s.replace(/"/g, '\\"')}"`;
+
+/** `[12] textbox: Email value="ada@example.com" required` — what a model reads for one element. */
+export function formatLine(line: TreeLine, el: SnapshotElement | undefined): string {
+  const indent = '  '.repeat(line.depth);
+  const sep = line.text.indexOf('\u0000');
+  if (sep < 0) return indent + line.text;
+  const role = line.text.slice(0, sep);
+  const name = line.text.slice(sep + 1);
+  let out = `${indent}${line.id ? `[${line.id}] ` : ''}${role}${name ? `: ${name}` : ''}`;
+  if (!el) return out;
+  if (el.value !== undefined && el.value !== name) out += ` value=${quote(el.value)}`;
+  if (el.placeholder && el.placeholder !== name) out += ` placeholder=${quote(el.placeholder)}`;
+  const checked = el.states.checked;
+  if (checked !== undefined) out += checked === 'mixed' ? ' mixed' : checked ? ' checked' : ' unchecked';
+  for (const [key, yes, no] of STATE_WORDS) {
+    const v = el.states[key];
+    if (v === true) out += ` ${yes}`;
+    else if (v === false && no) out += ` ${no}`;
+  }
+  if (el.options && el.options.length > 0) {
+    const shown = el.options.slice(0, 15);
+    const more = el.options.length - shown.length;
+    out += ` options=[${shown.join(' | ')}${more > 0 ? ` | +${more} more` : ''}]`;
+  }
+  if (el.scrollable && role !== 'scrollable') out += ' scrollable';
+  return out;
+}
+
+export const estimateTokens = (text: string): number => Math.ceil(text.length / 4);
+
+export interface Selection {
+  keep: boolean[];
+  omitted: number;
+  omittedInteractive: number;
+}
+
+/** Keeps every line whose top lies in the chunk's band of the page, plus their ancestors. */
+export function selectChunk(lines: TreeLine[], chunk: number, viewportHeight: number): Selection {
+  const lo = chunk * viewportHeight;
+  const hi = lo + viewportHeight;
+  const keep = lines.map((l) => l.top >= lo && l.top < hi);
+  return withAncestors(lines, keep);
+}
+
+/**
+ * Fits the tree into a token budget, most useful lines first: keyword matches, then interactive
+ * elements in the viewport, then other interactive ones, then visible text, then the rest. A kept
+ * line always brings its ancestors so the indentation still means something.
+ */
+export function selectBudget(
+  lines: TreeLine[],
+  rendered: string[],
+  budget: number,
+  keywords: string[] = [],
+): Selection {
+  const words = keywords.map((k) => k.toLowerCase()).filter((k) => k.length > 2);
+  const priority = (l: TreeLine): number => {
+    let p = 0;
+    const lower = l.text.toLowerCase();
+    if (words.some((w) => lower.includes(w))) p += 8;
+    if (l.interactive) p += 4;
+    if (l.inViewport) p += 3;
+    if (l.text.startsWith('heading\u0000')) p += 2;
+    return p;
+  };
+  const order = lines.map((l, i) => [priority(l), i] as const).sort((a, b) => b[0] - a[0] || a[1] - b[1]);
+  const keep = new Array<boolean>(lines.length).fill(false);
+  let used = 0;
+  for (const [, i] of order) {
+    if (keep[i]) continue;
+    // Cost of this line plus any ancestors not yet kept.
+    let cost = 0;
+    const chain: number[] = [];
+    for (let j = i; j >= 0 && !keep[j]; j = lines[j]!.parent) {
+      chain.push(j);
+      cost += estimateTokens(rendered[j]!) + 0.25;
+    }
+    if (used + cost > budget) continue;
+    used += cost;
+    for (const j of chain) keep[j] = true;
+  }
+  return count(lines, keep);
+}
+
+function withAncestors(lines: TreeLine[], keep: boolean[]): Selection {
+  for (let i = 0; i < lines.length; i++) {
+    if (!keep[i]) continue;
+    for (let j = lines[i]!.parent; j >= 0 && !keep[j]; j = lines[j]!.parent) keep[j] = true;
+  }
+  return count(lines, keep);
+}
+
+function count(lines: TreeLine[], keep: boolean[]): Selection {
+  let omitted = 0;
+  let omittedInteractive = 0;
+  lines.forEach((l, i) => {
+    if (keep[i]) return;
+    omitted++;
+    if (l.interactive) omittedInteractive++;
+  });
+  return { keep, omitted, omittedInteractive };
+}
