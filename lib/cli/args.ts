@@ -5,11 +5,11 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-export type Flags = Record<string, string | boolean | undefined>;
+export type Flags = Record<string, string | boolean | string[] | undefined>;
 
 export function parse(
   argv: string[],
-  options: Record<string, { type: 'string' | 'boolean'; short?: string }>,
+  options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }>,
 ): { flags: Flags; positionals: string[] } {
   try {
     const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });

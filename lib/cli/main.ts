@@ -1,10 +1,43 @@
-import { UsageError } from './args.ts';
+import { intFlag, parse, UsageError } from './args.ts';
 import { SNAPSHOT_USAGE, snapshotCommand } from './snapshot.ts';
+
+const ops = () => import('./ops.ts');
+
+async function serveCommand(argv: string[]): Promise<number> {
+  const { flags } = parse(argv, { port: { type: 'string' }, host: { type: 'string' } });
+  const port = intFlag(flags, 'port');
+  const { startServer } = await import('../api/serve.ts');
+  const server = await startServer({
+    ...(port ? { port } : {}),
+    ...(typeof flags.host === 'string' ? { host: flags.host } : {}),
+  });
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      void server.close().then(resolve);
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  return 0;
+}
 
 type Command = (argv: string[], out: (s: string) => void) => Promise<number>;
 
 const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string }> = {
   snapshot: { run: async () => snapshotCommand, usage: SNAPSHOT_USAGE },
+  act: {
+    run: async () => (await ops()).actCommand,
+    usage: 'browserfn act <url> "<instruction>" [--model M] [--var name=value]…',
+  },
+  observe: {
+    run: async () => (await ops()).observeCommand,
+    usage: 'browserfn observe <url> ["<instruction>"] [--model M]',
+  },
+  extract: {
+    run: async () => (await ops()).extractCommand,
+    usage: 'browserfn extract <url> ["<instruction>"] [--schema file.json] [--model M]',
+  },
+  serve: { run: async () => serveCommand, usage: 'browserfn serve [--port 8787] [--host 127.0.0.1]' },
 };
 
 const HELP = `browserfn — AI browser automation
@@ -24,7 +57,8 @@ export async function main(argv: string[]): Promise<number> {
   }
   const command = COMMANDS[name];
   try {
-    if (!command) throw new UsageError(`unknown command "${name}" (try: ${Object.keys(COMMANDS).join(', ')})`);
+    if (!command)
+      throw new UsageError(`unknown command "${name}" (try: ${Object.keys(COMMANDS).join(', ')})`);
     const run = await command.run();
     return await run(rest, (s) => process.stdout.write(`${s}\n`));
   } catch (err) {

@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { mergePolicy, policyFromEnv } from '../browser/guard-policy.ts';
 import { closeSharedBrowser, openSession } from '../browser/session.ts';
-import { setOfMarks } from '../perception/som.ts';
 import { snapshot } from '../perception/snapshot.ts';
+import { setOfMarks } from '../perception/som.ts';
 import { intFlag, parse, urlArg } from './args.ts';
 
 export const SNAPSHOT_USAGE =

@@ -38,9 +38,18 @@ const HOLDS_SECRET = /%[A-Za-z_][\w.-]*%/;
 /** The boxes to draw: elements of the snapshot that are in the viewport, in viewport coordinates. */
 export function marksFor(snapshot: Snapshot): Mark[] {
   return snapshot.elements
-    .filter((e): e is SnapshotElement & { box: NonNullable<SnapshotElement['box']> } => e.inViewport && !!e.box)
+    .filter(
+      (e): e is SnapshotElement & { box: NonNullable<SnapshotElement['box']> } => e.inViewport && !!e.box,
+    )
     .map((e) => {
-      const mark: Mark = { id: e.id, x: e.box.x, y: e.box.y, w: e.box.width, h: e.box.height, colour: colourOf(e.role) };
+      const mark: Mark = {
+        id: e.id,
+        x: e.box.x,
+        y: e.box.y,
+        w: e.box.width,
+        h: e.box.height,
+        colour: colourOf(e.role),
+      };
       if (e.value && HOLDS_SECRET.test(e.value)) mark.mask = true;
       return mark;
     });
@@ -72,7 +81,11 @@ function removeMarks(): void {
  * Screenshot of the viewport with a coloured, numbered box on every element of the snapshot:
  * the numbers are the same ids as in the text tree. The overlay is removed right after.
  */
-export async function setOfMarks(page: Page, snapshot: Snapshot, options: { path?: string } = {}): Promise<Buffer> {
+export async function setOfMarks(
+  page: Page,
+  snapshot: Snapshot,
+  options: { path?: string } = {},
+): Promise<Buffer> {
   const marks = marksFor(snapshot);
   await page.evaluate(`(${drawMarks.toString()})(${JSON.stringify(marks)})`);
   try {

@@ -1,0 +1,44 @@
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { OpError } from '../ops/types.ts';
+
+const STATUS: Record<string, ContentfulStatusCode> = {
+  invalid: 400,
+  blocked: 403,
+  no_model: 422,
+  not_found: 422,
+  not_actionable: 422,
+  navigation: 502,
+  model: 502,
+  timeout: 504,
+};
+
+export interface ErrorPayload {
+  error: {
+    kind: string;
+    message: string;
+    issues?: { path: string; message: string }[];
+    candidates?: unknown[];
+  };
+}
+
+/** Any failure as `{ error: { kind, message } }` with a status a client can branch on. */
+export function toErrorResponse(err: unknown): { status: ContentfulStatusCode; body: ErrorPayload } {
+  if (err instanceof OpError) {
+    const body: ErrorPayload = { error: { kind: err.kind, message: err.message } };
+    if (err.candidates?.length) body.error.candidates = err.candidates;
+    return { status: STATUS[err.kind] ?? 500, body };
+  }
+  if (err instanceof HTTPException) {
+    const status = err.status as ContentfulStatusCode;
+    return { status, body: { error: { kind: status === 400 ? 'invalid' : 'http', message: err.message } } };
+  }
+  const e = err as Error & { kind?: string };
+  if (e?.name === 'LlmError') {
+    const kind = e.kind === 'no_model' ? 'no_model' : 'model';
+    return { status: STATUS[kind] ?? 502, body: { error: { kind, message: e.message } } };
+  }
+  if (e?.name === 'SnapshotError')
+    return { status: 400, body: { error: { kind: 'invalid', message: e.message } } };
+  return { status: 500, body: { error: { kind: 'internal', message: 'internal error' } } };
+}

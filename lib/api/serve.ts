@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { serve } from '@hono/node-server';
+import { policyFromEnv } from '../browser/guard-policy.ts';
+import { closeSharedBrowser, sharedBrowser } from '../browser/session.ts';
+import { ActionCache } from '../ops/cache.ts';
+import { LocalCacheStore } from '../store/local-cache.ts';
+import { createApp } from './app.ts';
+import { keysFromEnv } from './auth.ts';
+
+export interface ServeOptions {
+  port?: number;
+  host?: string;
+  cacheDir?: string;
+  print?: (line: string) => void;
+}
+
+const safeTenant = (t: string) => t.replace(/[^\w.-]/g, '_') || 'default';
+
+/**
+ * Serves the API on Node with the embedded browser. With no keys configured it binds to loopback
+ * only and makes up a key for this run, so trying it locally takes one command and exposes nothing.
+ */
+export async function startServer(options: ServeOptions = {}) {
+  const print = options.print ?? ((l: string) => process.stdout.write(`${l}\n`));
+  const keys = keysFromEnv();
+  let generated: string | undefined;
+  if (keys.size === 0) {
+    generated = `bfn_${randomBytes(18).toString('base64url')}`;
+    keys.set(generated, 'local');
+  }
+  const host = options.host ?? process.env.HOST ?? (generated ? '127.0.0.1' : '0.0.0.0');
+  const port = options.port ?? Number(process.env.PORT ?? 8787);
+  const cacheDir =
+    options.cacheDir ?? process.env.BROWSERFN_CACHE_DIR ?? join(process.cwd(), '.browserfn', 'cache');
+  const caches = new Map<string, ActionCache>();
+  const app = createApp({
+    keys,
+    policy: policyFromEnv(),
+    browser: sharedBrowser,
+    cacheFor: (tenant) => {
+      let c = caches.get(tenant);
+      if (!c) {
+        c = new ActionCache(new LocalCacheStore(join(cacheDir, safeTenant(tenant))));
+        caches.set(tenant, c);
+      }
+      return c;
+    },
+    log: (e) => {
+      if (e.level !== 'debug')
+        process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...e })}\n`);
+    },
+  });
+  // Warm the browser while the first caller is still typing.
+  void sharedBrowser().catch((err) => print(`browser failed to start: ${(err as Error).message}`));
+  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const s = serve({ fetch: app.fetch, port, hostname: host }, () => resolve(s));
+  });
+  const address = server.address();
+  const actualPort = typeof address === 'object' && address ? address.port : port;
+  const base = `http://${host === '0.0.0.0' ? 'localhost' : host}:${actualPort}`;
+  print(`browserfn API listening on ${base}  (OpenAPI: ${base}/openapi.json)`);
+  if (generated) print(`no BROWSERFN_API_KEYS set: bound to loopback only; key for this run: ${generated}`);
+  print(
+    `try: curl -s ${base}/v1/observe -H 'authorization: Bearer ${generated ?? '<your key>'}' ` +
+      `-H 'content-type: application/json' -d '{"url":"https://example.com"}'`,
+  );
+  const close = async () => {
+    await new Promise<void>((r) => server.close(() => r()));
+    await closeSharedBrowser();
+  };
+  return { url: base, port: actualPort, key: generated, close };
+}

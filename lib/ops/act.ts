@@ -1,0 +1,318 @@
+import { executeAction } from '../actions/execute.ts';
+import { describeTarget, placeholders } from '../actions/helpers.ts';
+import type { Action, ActionOutcome } from '../actions/types.ts';
+import { noModelError } from '../llm/config.ts';
+import type { Usage } from '../llm/types.ts';
+import { diffSnapshots } from '../perception/diff.ts';
+import { findByLocator } from '../perception/locate.ts';
+import type { Snapshot } from '../perception/types.ts';
+import { elementById } from '../perception/types.ts';
+import { matchInstruction } from './matcher/index.ts';
+import { ask, emptyUsage, keywordsOf, readPage, userMessage, visionPart } from './page-state.ts';
+import { ACT_SYSTEM, actUser, TWO_STEP_SYSTEM, twoStepUser, VISION_NOTE } from './prompts.ts';
+import { ActReply } from './replies.ts';
+import {
+  type ActResult,
+  type CacheQuery,
+  type Candidate,
+  type ObservedElement,
+  type OpContext,
+  OpError,
+  type OpErrorKind,
+  type ResolvedBy,
+} from './types.ts';
+
+const LOW_CONFIDENCE = 0.6;
+
+interface Step {
+  action: Action;
+  outcome: ActionOutcome;
+}
+
+/** Rewrites an id target as the element's durable locator, so the action means the same thing tomorrow. */
+function durable(action: Action, snap: Snapshot): Action {
+  if (!action.target || !('id' in action.target)) return action;
+  const el = elementById(snap, action.target.id);
+  if (!el) return action;
+  return { ...action, target: { locator: el.locator } };
+}
+
+function describe(action: Action, snap: Snapshot | undefined): string {
+  const target = action.target;
+  if (target && 'id' in target && snap) {
+    const el = elementById(snap, target.id);
+    if (el)
+      return `${action.method} ${el.role} "${el.name}"${action.args?.length ? ` with ${JSON.stringify(action.args)}` : ''}`;
+  }
+  return `${action.method} ${describeTarget(action)}${action.args?.length ? ` with ${JSON.stringify(action.args)}` : ''}`;
+}
+
+const toAction = (o: ObservedElement): Action => ({
+  method: o.method,
+  target: { locator: { xpath: o.selector, role: o.role, name: o.name } },
+  args: o.arguments,
+  description: o.description,
+});
+
+const isObserved = (v: unknown): v is ObservedElement =>
+  typeof v === 'object' && v !== null && 'selector' in v && 'method' in v && !('target' in v);
+
+class Run {
+  usage: { total: Usage };
+  steps: Step[] = [];
+  started = performance.now();
+  constructor(readonly ctx: OpContext) {
+    this.usage = { total: emptyUsage(ctx.llm?.model ?? '') };
+  }
+
+  async exec(action: Action, snap: Snapshot): Promise<ActionOutcome> {
+    const outcome = await executeAction(this.ctx.page, action, {
+      snapshot: snap,
+      ...(this.ctx.variables ? { variables: this.ctx.variables } : {}),
+      ...(this.ctx.options?.timeoutMs ? { timeoutMs: this.ctx.options.timeoutMs } : {}),
+      ...(this.ctx.checkNavigation ? { checkNavigation: this.ctx.checkNavigation } : {}),
+    });
+    this.steps.push({ action: { ...durable(action, snap), description: describe(action, snap) }, outcome });
+    return outcome;
+  }
+
+  done(resolvedBy: ResolvedBy, extra: Partial<ActResult> = {}): ActResult {
+    const last = this.steps[this.steps.length - 1];
+    const ok = this.steps.length > 0 && this.steps.every((s) => s.outcome.ok);
+    const result: ActResult = {
+      success: ok,
+      message: last ? last.outcome.message : 'nothing was done',
+      actionDescription: this.steps.map((s) => s.action.description ?? '').join('; then '),
+      actions: this.steps.filter((s) => s.outcome.ok).map((s) => s.action),
+      usage: this.usage.total,
+      resolvedBy,
+      url: this.ctx.page.url(),
+      ms: Math.round(performance.now() - this.started),
+      ...extra,
+    };
+    if (!ok && last?.outcome.error && !result.error)
+      result.error = { kind: last.outcome.error.kind as OpErrorKind, message: last.outcome.error.message };
+    return result;
+  }
+}
+
+/** Asks the model for one action on this snapshot; vision when asked for or when the DOM is not enough. */
+async function inferAction(
+  run: Run,
+  instruction: string,
+  snap: Snapshot,
+  note?: string,
+): Promise<{ action?: Action; twoStep: boolean; reason: string }> {
+  const { ctx } = run;
+  const llm = ctx.llm!;
+  const mode = ctx.options?.vision ?? 'fallback';
+  const attempt = async (withImage: boolean) => {
+    const image = withImage ? await visionPart(ctx, snap) : undefined;
+    const text = actUser(
+      instruction,
+      snap,
+      [note, withImage ? VISION_NOTE : undefined].filter(Boolean).join(' '),
+    );
+    const res = await ask(
+      llm,
+      {
+        system: ACT_SYSTEM,
+        messages: [userMessage(text, image)],
+        schema: ActReply,
+        schemaName: 'choose_action',
+      },
+      run.usage,
+    );
+    return res.value;
+  };
+  const firstWithImage = mode === 'always' || (mode === 'fallback' && snap.confidence < LOW_CONFIDENCE);
+  let reply = await attempt(firstWithImage);
+  const valid = (r: ActReply) => r.elementId === null || !!elementById(snap, r.elementId);
+  if ((reply.elementId === null || !valid(reply)) && mode === 'fallback' && !firstWithImage) {
+    ctx.log?.({ level: 'info', msg: 'act: no element from the outline, retrying with a screenshot' });
+    reply = await attempt(true);
+  }
+  if (reply.elementId === null) return { twoStep: false, reason: reply.reason };
+  if (!valid(reply)) {
+    // An id the snapshot never showed is a hallucination: refuse it instead of guessing a neighbour.
+    ctx.log?.({
+      level: 'warn',
+      msg: 'act: model answered an id that is not in the snapshot',
+      id: reply.elementId,
+    });
+    return { twoStep: false, reason: `the model chose [${reply.elementId}], which is not on the page` };
+  }
+  return {
+    action: { method: reply.method, target: { id: reply.elementId }, args: reply.arguments },
+    twoStep: reply.twoStep,
+    reason: reply.reason,
+  };
+}
+
+/** After a click opened a custom dropdown: show only what appeared and let the model pick the option. */
+async function secondStep(run: Run, instruction: string, before: Snapshot): Promise<boolean> {
+  const after = await readPage(run.ctx);
+  const diff = diffSnapshots(before, after);
+  const appeared = diff.added.length > 0 ? diff.tree : after.tree;
+  const res = await ask(
+    run.ctx.llm!,
+    {
+      system: TWO_STEP_SYSTEM,
+      messages: [userMessage(twoStepUser(instruction, appeared))],
+      schema: ActReply,
+      schemaName: 'choose_option',
+    },
+    run.usage,
+  );
+  const r = res.value;
+  if (r.elementId === null || !elementById(after, r.elementId)) return false;
+  const out = await run.exec({ method: r.method, target: { id: r.elementId }, args: r.arguments }, after);
+  return out.ok;
+}
+
+function candidatesOf(instruction: string, snap: Snapshot): Candidate[] {
+  const decision = matchInstruction(instruction, snap);
+  return decision.kind === 'defer' ? decision.candidates.slice(0, 5) : [];
+}
+
+const RETRYABLE = new Set(['not_found', 'not_actionable', 'timeout']);
+
+/**
+ * Does what the instruction says. Tiers: cache → matcher → model; a failed model action heals once
+ * on a fresh snapshot. Secrets travel as `%name%` until the browser needs the value.
+ */
+export async function act(ctx: OpContext, input: string | Action | ObservedElement): Promise<ActResult> {
+  const run = new Run(ctx);
+  if (typeof input !== 'string') {
+    const action = isObserved(input) ? toAction(input) : input;
+    const snap = await readPage(ctx);
+    await run.exec(action, snap);
+    return run.done('direct');
+  }
+  const instruction = input.trim();
+  if (!instruction)
+    throw new OpError('invalid', 'instruction is empty: say what to do, e.g. "click the Sign in button"');
+  let snap = await readPage(ctx, { keywords: keywordsOf(instruction) });
+  const query: CacheQuery = {
+    instruction,
+    url: snap.url,
+    signature: snap.signature,
+    variableNames: [...new Set(placeholders(instruction))].sort(),
+  };
+
+  // Tier 1: a past success, replayed only if every element still is what it was.
+  let cacheState: ActResult['cache'];
+  if (ctx.cache) {
+    const hit = await ctx.cache.lookup(query);
+    if (hit) {
+      const replay = await replayCached(run, hit.actions, snap);
+      if (replay === 'same') return run.done('cache', { cache: 'hit' });
+      if (replay === 'moved') {
+        const healed = run.done('cache', { cache: 'healed' });
+        await ctx.cache.save(query, healed.actions, snap);
+        return healed;
+      }
+      ctx.log?.({
+        level: 'info',
+        msg: 'act: cached actions no longer fit the page; resolving again',
+        key: hit.key,
+      });
+      cacheState = 'healed';
+      run.steps = [];
+      snap = await readPage(ctx, { keywords: keywordsOf(instruction) });
+    } else cacheState = 'miss';
+  }
+  const remember = async (by: ResolvedBy): Promise<ActResult> => {
+    const result = run.done(by, cacheState ? { cache: cacheState } : {});
+    if (result.success && ctx.cache) await ctx.cache.save(query, result.actions, snap);
+    else if (!result.success && cacheState === 'healed' && ctx.cache) await ctx.cache.forget(query);
+    return result;
+  };
+
+  // Tier 2: the deterministic matcher, which only answers when sure.
+  const decision = matchInstruction(instruction, snap);
+  if (decision.kind === 'action') {
+    const out = await run.exec(decision.action, snap);
+    if (out.ok || !ctx.llm) return remember('matcher');
+    run.steps = [];
+    snap = await readPage(ctx, { keywords: keywordsOf(instruction) });
+  }
+
+  // Tier 3: the model.
+  if (!ctx.llm) {
+    const candidates = decision.kind === 'defer' ? decision.candidates.slice(0, 5) : [];
+    throw new OpError('no_model', noModelMessage(instruction, candidates), candidates);
+  }
+  let inferred = await inferAction(run, instruction, snap);
+  if (!inferred.action) {
+    throw new OpError(
+      'not_found',
+      `no element fits "${instruction}" (${inferred.reason})`,
+      candidatesOf(instruction, snap),
+    );
+  }
+  let out = await run.exec(inferred.action, snap);
+  if (!out.ok && RETRYABLE.has(out.error?.kind ?? '')) {
+    // Self-heal: the page may have re-rendered between reading and acting. Read it again, once.
+    ctx.log?.({
+      level: 'info',
+      msg: 'act: action failed, healing on a fresh snapshot',
+      kind: out.error?.kind,
+    });
+    const failed = out.message;
+    run.steps = [];
+    snap = await readPage(ctx, { keywords: keywordsOf(instruction) });
+    inferred = await inferAction(run, instruction, snap, `A previous attempt failed: ${failed}`);
+    if (!inferred.action) return remember('llm');
+    out = await run.exec(inferred.action, snap);
+  }
+  if (out.ok && inferred.twoStep) {
+    const picked = await secondStep(run, instruction, snap);
+    if (!picked) {
+      const result = run.done('llm');
+      return {
+        ...result,
+        success: false,
+        message: `opened the dropdown but found no option for "${instruction}"`,
+      };
+    }
+  }
+  return remember('llm');
+}
+
+/**
+ * Replays cached actions, each only after checking its element is still there with the same role
+ * and name. Returns 'moved' when an element was found by role + name at a new path (the entry is
+ * then rewritten), false when the page no longer fits.
+ */
+async function replayCached(run: Run, actions: Action[], first: Snapshot): Promise<'same' | 'moved' | false> {
+  let snap = first;
+  let moved = false;
+  for (const [i, action] of actions.entries()) {
+    if (i > 0) snap = await readPage(run.ctx);
+    const target = action.target;
+    if (target && 'locator' in target && typeof target.locator !== 'string') {
+      const el = findByLocator(snap, target.locator);
+      if (!el) return false;
+      if (el.locator.xpath !== target.locator.xpath) moved = true;
+      const out = await run.exec({ ...action, target: { id: el.id } }, snap);
+      if (!out.ok) return false;
+    } else {
+      const out = await run.exec(action, snap);
+      if (!out.ok) return false;
+    }
+  }
+  if (actions.length === 0) return false;
+  return moved ? 'moved' : 'same';
+}
+
+function noModelMessage(instruction: string, candidates: Candidate[]): string {
+  const closest = candidates.length
+    ? ` Closest elements: ${candidates
+        .map(
+          (c) => `[${c.id}] ${c.role} "${c.name}"${c.score !== undefined ? ` (${c.score.toFixed(2)})` : ''}`,
+        )
+        .join(', ')}.`
+    : '';
+  return `could not resolve "${instruction}" without a model.${closest} ${noModelError().message}`;
+}

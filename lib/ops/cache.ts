@@ -1,0 +1,71 @@
+import { createHash } from 'node:crypto';
+import type { Action } from '../actions/types.ts';
+import { urlPattern } from '../perception/metrics.ts';
+import type { Snapshot } from '../perception/types.ts';
+import type { CacheStore } from '../store/cache.ts';
+import type { ActionCacheLike, CacheHit, CacheQuery } from './types.ts';
+
+/** Case, spacing, quote style and trailing punctuation do not change what an instruction means. */
+export function normalizeInstruction(text: string): string {
+  return text
+    .toLowerCase()
+    .replace(/[“”«»„"]/g, '"')
+    .replace(/[‘’`']/g, "'")
+    .replace(/\s+/g, ' ')
+    .replace(/[.!?\s]+$/, '')
+    .trim();
+}
+
+/** Key parts: instruction, kind of page (URL pattern + structure), variable *names*. Never values. */
+export function cacheKey(q: CacheQuery): string {
+  const parts = [
+    normalizeInstruction(q.instruction),
+    urlPattern(q.url),
+    q.signature,
+    q.variableNames.join(','),
+  ];
+  return createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 32);
+}
+
+/** Only durable targets are worth keeping: ids die with their snapshot. */
+const storable = (a: Action) => !a.target || !('id' in a.target);
+
+export class ActionCache implements ActionCacheLike {
+  constructor(readonly store: CacheStore) {}
+
+  async lookup(q: CacheQuery): Promise<CacheHit | undefined> {
+    const key = cacheKey(q);
+    const entry = await this.store.get(key);
+    if (!entry || entry.actions.length === 0) return undefined;
+    await this.store.put({ ...entry, hits: entry.hits + 1, updatedAt: new Date().toISOString() });
+    return { actions: entry.actions, key };
+  }
+
+  async save(q: CacheQuery, actions: Action[], snapshot: Snapshot): Promise<void> {
+    if (actions.length === 0 || !actions.every(storable)) return;
+    const key = cacheKey(q);
+    const now = new Date().toISOString();
+    const old = await this.store.get(key);
+    await this.store.put({
+      key,
+      instruction: normalizeInstruction(q.instruction),
+      urlPattern: urlPattern(q.url),
+      signature: snapshot.signature,
+      variableNames: q.variableNames,
+      actions: actions.map(({ method, target, to, args, description }) => ({
+        method,
+        ...(target ? { target } : {}),
+        ...(to ? { to } : {}),
+        ...(args ? { args } : {}),
+        ...(description ? { description } : {}),
+      })),
+      createdAt: old?.createdAt ?? now,
+      updatedAt: now,
+      hits: old?.hits ?? 0,
+    });
+  }
+
+  async forget(q: CacheQuery): Promise<void> {
+    await this.store.delete(cacheKey(q));
+  }
+}

@@ -1,0 +1,111 @@
+import { z } from 'zod';
+import type { Snapshot } from '../perception/types.ts';
+import { chunkTree } from './chunks.ts';
+import { ask, emptyUsage, keywordsOf, readPage, userMessage, visionPart } from './page-state.ts';
+import { EXTRACT_SYSTEM, extractUser, VISION_NOTE } from './prompts.ts';
+import { extractReply } from './replies.ts';
+import { type ExtractResult, type OpContext, OpError } from './types.ts';
+import { injectUrls, type JsonSchema, urlFieldsToIds } from './url-fields.ts';
+
+/** Default page text per model call; pages longer than this are read in parts. */
+export const EXTRACT_BUDGET = 6000;
+
+export type ExtractSchema = z.ZodType | JsonSchema;
+
+const isZod = (s: unknown): s is z.ZodType => typeof s === 'object' && s !== null && '_zod' in s;
+
+/** One schema, two views: JSON Schema to transform and send, zod to validate the final data. */
+export function prepareSchema(schema: ExtractSchema): { json: JsonSchema; validator: z.ZodType } {
+  if (isZod(schema)) return { json: z.toJSONSchema(schema) as JsonSchema, validator: schema };
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
+    throw new OpError('invalid', 'schema must be a JSON Schema object');
+  try {
+    return { json: schema, validator: z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]) };
+  } catch (err) {
+    throw new OpError('invalid', `schema is not a usable JSON Schema: ${(err as Error).message}`);
+  }
+}
+
+const DEFAULT_SCHEMA: JsonSchema = {
+  type: 'object',
+  properties: { extraction: { type: 'string', description: 'the requested information' } },
+  required: ['extraction'],
+  additionalProperties: false,
+};
+
+/**
+ * Typed data from the page. URL fields are answered as element ids and mapped back to the real
+ * hrefs; long pages are read in parts until the model says it has everything (the flag rides on
+ * the same reply, so no extra call per part).
+ */
+export async function extract<T = unknown>(
+  ctx: OpContext,
+  instruction?: string,
+  schema?: ExtractSchema,
+): Promise<ExtractResult<T>> {
+  const started = performance.now();
+  const text = instruction?.trim();
+  if (!text) {
+    // No instruction: the page's text as the model would see it, for free.
+    const snap = await readPage(ctx, { budget: Number.MAX_SAFE_INTEGER });
+    return {
+      data: { pageText: snap.tree } as T,
+      usage: emptyUsage(),
+      resolvedBy: 'matcher',
+      chunks: { read: 1, total: 1 },
+      url: snap.url,
+      ms: Math.round(performance.now() - started),
+    };
+  }
+  const { json, validator } = prepareSchema(schema ?? DEFAULT_SCHEMA);
+  if (!ctx.llm) {
+    const { noModelError } = await import('../llm/config.ts');
+    throw new OpError('no_model', `extract needs a model to read "${text}". ${noModelError().message}`);
+  }
+  const { schema: idSchema, paths } = urlFieldsToIds(json);
+  const replySchema = extractReply(z.fromJSONSchema(idSchema as Parameters<typeof z.fromJSONSchema>[0]));
+  const snap: Snapshot = await readPage(ctx, { keywords: keywordsOf(text) });
+  const budget = ctx.options?.budget ?? EXTRACT_BUDGET;
+  const parts = chunkTree(snap.tree, budget);
+  const usage = { total: emptyUsage(ctx.llm.model) };
+  const vision =
+    ctx.options?.vision === 'always' || (ctx.options?.vision !== 'never' && snap.confidence < 0.6);
+  let data: unknown;
+  let read = 0;
+  for (const [index, part] of parts.entries()) {
+    const partSnap = { ...snap, tree: part };
+    const image = vision && index === 0 ? await visionPart(ctx, snap) : undefined;
+    const prompt =
+      extractUser(text, partSnap, { index, total: parts.length }, data) + (image ? `\n${VISION_NOTE}` : '');
+    const res = await ask(
+      ctx.llm,
+      {
+        system: EXTRACT_SYSTEM,
+        messages: [userMessage(prompt, image)],
+        schema: replySchema,
+        schemaName: 'extracted',
+      },
+      usage,
+    );
+    data = res.value.data;
+    read++;
+    if (res.value.done) break;
+  }
+  const withUrls = injectUrls(data, paths, snap.urls);
+  const checked = validator.safeParse(withUrls);
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    throw new OpError(
+      'model',
+      `extracted data does not match the schema at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`,
+    );
+  }
+  return {
+    data: checked.data as T,
+    usage: usage.total,
+    resolvedBy: 'llm',
+    chunks: { read, total: parts.length },
+    url: snap.url,
+    ms: Math.round(performance.now() - started),
+  };
+}

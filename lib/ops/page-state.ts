@@ -1,0 +1,70 @@
+import { settle } from '../browser/settle.ts';
+import type { ChatMessage, LlmClient, StructuredRequest, StructuredResult, Usage } from '../llm/types.ts';
+import { snapshot } from '../perception/snapshot.ts';
+import { setOfMarks } from '../perception/som.ts';
+import type { Snapshot } from '../perception/types.ts';
+import type { OpContext } from './types.ts';
+
+/** A page read the way every op needs it: settled, snapshotted, secrets replaced by their names. */
+export async function readPage(
+  ctx: OpContext,
+  extra: { keywords?: string[]; chunk?: number; budget?: number } = {},
+): Promise<Snapshot> {
+  await settle(ctx.page, { timeoutMs: 3000 });
+  const budget = extra.budget ?? ctx.options?.budget;
+  return snapshot(ctx.page, {
+    ...(ctx.options?.selector ? { selector: ctx.options.selector } : {}),
+    ...(budget !== undefined ? { budget } : {}),
+    ...(extra.keywords ? { keywords: extra.keywords } : {}),
+    ...(extra.chunk !== undefined ? { chunk: extra.chunk } : {}),
+    ...(ctx.variables ? { secrets: ctx.variables } : {}),
+  });
+}
+
+/** Words of an instruction worth boosting under a token budget. */
+export function keywordsOf(instruction: string): string[] {
+  return instruction
+    .replace(/%[\w.-]+%/g, ' ')
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w.length > 2)
+    .slice(0, 12);
+}
+
+/** The set-of-marks screenshot as a message part (secret-valued fields are painted over). */
+export async function visionPart(ctx: OpContext, snap: Snapshot): Promise<ChatMessage['content']> {
+  const png = await setOfMarks(ctx.page, snap);
+  return [{ type: 'image', mediaType: 'image/png', data: png.toString('base64') }];
+}
+
+export function userMessage(text: string, image?: ChatMessage['content']): ChatMessage {
+  if (!image || typeof image === 'string') return { role: 'user', content: text };
+  return { role: 'user', content: [{ type: 'text', text }, ...image] };
+}
+
+export function emptyUsage(model = ''): Usage {
+  return { promptTokens: 0, completionTokens: 0, cachedTokens: 0, model, ms: 0, calls: 0 };
+}
+
+export function addUsage(a: Usage, b: Usage): Usage {
+  const out: Usage = {
+    promptTokens: a.promptTokens + b.promptTokens,
+    completionTokens: a.completionTokens + b.completionTokens,
+    cachedTokens: a.cachedTokens + b.cachedTokens,
+    model: b.model || a.model,
+    ms: a.ms + b.ms,
+    calls: a.calls + b.calls,
+  };
+  if (a.costUsd !== undefined || b.costUsd !== undefined) out.costUsd = (a.costUsd ?? 0) + (b.costUsd ?? 0);
+  return out;
+}
+
+/** Calls the model and adds its usage to the running total. */
+export async function ask<T>(
+  llm: LlmClient,
+  req: StructuredRequest<T>,
+  usage: { total: Usage },
+): Promise<StructuredResult<T>> {
+  const res = await llm.generate(req);
+  usage.total = addUsage(usage.total, res.usage);
+  return res;
+}

@@ -1,0 +1,122 @@
+import type { Page } from 'playwright-core';
+import type { Action, ActionMethod } from '../actions/types.ts';
+import type { LlmClient, Usage } from '../llm/types.ts';
+import type { Snapshot } from '../perception/types.ts';
+
+/** Which tier answered: a cached past success, the deterministic matcher, the model, or the caller's own Action. */
+export type ResolvedBy = 'cache' | 'matcher' | 'llm' | 'direct';
+
+export type OpErrorKind =
+  | 'no_model'
+  | 'not_found'
+  | 'not_actionable'
+  | 'navigation'
+  | 'timeout'
+  | 'blocked'
+  | 'invalid'
+  | 'model';
+
+export interface Candidate {
+  id: number;
+  role: string;
+  name: string;
+  score?: number;
+}
+
+export type OpLog = (event: { level: 'debug' | 'info' | 'warn'; msg: string; [k: string]: unknown }) => void;
+
+/** Per-call settings shared by act / observe / extract. */
+export interface OpOptions {
+  /** Scope the snapshot to a CSS selector. */
+  selector?: string;
+  /** Use the set-of-marks screenshot: 'fallback' (default) when DOM confidence is low or no element was found. */
+  vision?: 'fallback' | 'always' | 'never';
+  /** Token budget for one prompt's page text. */
+  budget?: number;
+  timeoutMs?: number;
+}
+
+export interface OpContext {
+  page: Page;
+  /** Absent when no model is configured: only the zero-token tiers can answer. */
+  llm?: LlmClient;
+  variables?: Record<string, string>;
+  log?: OpLog;
+  options?: OpOptions;
+  /** Checks goto targets against the network guard. */
+  checkNavigation?: (url: string) => Promise<void>;
+  /** Zero-token tier 1 (action cache); optional. */
+  cache?: ActionCacheLike;
+}
+
+export interface ActionCacheLike {
+  lookup(input: CacheQuery): Promise<CacheHit | undefined>;
+  save(input: CacheQuery, actions: Action[], snapshot: Snapshot): Promise<void>;
+  forget(input: CacheQuery): Promise<void>;
+}
+
+export interface CacheQuery {
+  instruction: string;
+  url: string;
+  signature: string;
+  variableNames: string[];
+}
+
+export interface CacheHit {
+  actions: Action[];
+  key: string;
+}
+
+export interface ActResult {
+  success: boolean;
+  message: string;
+  /** What was done, in words, with `%placeholders%` instead of secret values. */
+  actionDescription: string;
+  actions: Action[];
+  usage: Usage;
+  resolvedBy: ResolvedBy;
+  cache?: 'hit' | 'miss' | 'healed';
+  error?: { kind: OpErrorKind; message: string; candidates?: Candidate[] };
+  url: string;
+  ms: number;
+}
+
+export interface ObservedElement {
+  id: number;
+  description: string;
+  method: ActionMethod;
+  arguments: string[];
+  /** Durable locator (XPath chain across frames and shadow roots): pass it back to `act`. */
+  selector: string;
+  role: string;
+  name: string;
+}
+
+export interface ObserveResult {
+  elements: ObservedElement[];
+  usage: Usage;
+  resolvedBy: ResolvedBy;
+  url: string;
+  ms: number;
+}
+
+export interface ExtractResult<T = unknown> {
+  data: T;
+  usage: Usage;
+  resolvedBy: ResolvedBy;
+  /** Chunks of the page read before the model said it had everything. */
+  chunks: { read: number; total: number };
+  url: string;
+  ms: number;
+}
+
+export class OpError extends Error {
+  override name = 'OpError';
+  constructor(
+    readonly kind: OpErrorKind,
+    message: string,
+    readonly candidates?: Candidate[],
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { placeholders, substitute } from '../../lib/actions/helpers.ts';
+import { cacheKey, normalizeInstruction } from '../../lib/ops/cache.ts';
+import { chunkTree } from '../../lib/ops/chunks.ts';
+import { prepareSchema } from '../../lib/ops/extract.ts';
+import { injectUrls, urlFieldsToIds } from '../../lib/ops/url-fields.ts';
+
+describe('url fields', () => {
+  const schema = z.object({
+    products: z.array(
+      z.object({ name: z.string(), url: z.string().url(), image: z.string().url().optional() }),
+    ),
+    home: z.string().url(),
+  });
+  it('asks for link ids instead of URLs and puts the real hrefs back', () => {
+    const { json } = prepareSchema(schema);
+    const { schema: asked, paths } = urlFieldsToIds(json);
+    expect(paths).toEqual([['products', '*', 'url'], ['products', '*', 'image'], ['home']]);
+    expect(JSON.stringify(asked)).not.toContain('"format":"uri"');
+    const urls = { '4': 'https://shop.test/a', '9': 'https://shop.test/b', '1': 'https://shop.test/' };
+    const data = {
+      products: [
+        { name: 'A', url: 4 },
+        { name: 'B', url: 9, image: 77 },
+      ],
+      home: 1,
+    };
+    expect(injectUrls(data, paths, urls)).toEqual({
+      products: [
+        { name: 'A', url: 'https://shop.test/a' },
+        { name: 'B', url: 'https://shop.test/b', image: null },
+      ],
+      home: 'https://shop.test/',
+    });
+  });
+  it('rejects a schema that is not an object', () => {
+    expect(() => prepareSchema([] as unknown as Record<string, unknown>)).toThrow(/JSON Schema object/);
+  });
+});
+
+describe('variables', () => {
+  it('finds placeholders and substitutes only known names', () => {
+    expect(placeholders('type %email% then %pass_word%')).toEqual(['email', 'pass_word']);
+    expect(substitute(['%email%', '%other%', 'x'], { email: 'ada@x.io' })).toEqual([
+      'ada@x.io',
+      '%other%',
+      'x',
+    ]);
+  });
+});
+
+describe('cache key', () => {
+  const base = {
+    instruction: 'Click the “Sign in” button.',
+    url: 'https://x.test/login?next=/a',
+    signature: 's1',
+    variableNames: [],
+  };
+  it('ignores case, quote style and trailing punctuation', () => {
+    expect(normalizeInstruction(base.instruction)).toBe('click the "sign in" button');
+    expect(cacheKey(base)).toBe(
+      cacheKey({ ...base, instruction: 'click the "Sign in" button', url: 'https://x.test/login?next=/b' }),
+    );
+  });
+  it('changes with the page structure and the variable names', () => {
+    expect(cacheKey(base)).not.toBe(cacheKey({ ...base, signature: 's2' }));
+    expect(cacheKey(base)).not.toBe(cacheKey({ ...base, variableNames: ['email'] }));
+  });
+});
+
+describe('chunkTree', () => {
+  it('splits at lines under the budget and repeats the containers above', () => {
+    const tree = [
+      'main',
+      ...Array.from({ length: 40 }, (_, i) => `  listitem: Result number ${i} with some words`),
+    ].join('\n');
+    const parts = chunkTree(tree, 100);
+    expect(parts.length).toBeGreaterThan(3);
+    for (const p of parts.slice(1)) expect(p.startsWith('main\n')).toBe(true);
+    const items = parts.flatMap((p) => p.split('\n').filter((l) => l.includes('Result')));
+    expect(items).toHaveLength(40);
+  });
+  it('keeps a small tree whole', () => {
+    expect(chunkTree('a\nb', 100)).toEqual(['a\nb']);
+  });
+});
