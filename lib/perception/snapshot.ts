@@ -45,18 +45,31 @@ async function collectFrame(frame: Frame, opts: SnapshotOptions, main: boolean, 
   return JSON.parse(json) as RawCollect;
 }
 
+/** Slot key of each child frame's <iframe>, remembered: asking the browser costs round trips. */
+const frameKeys = new WeakMap<Frame, number>();
+
 /** Which child Frame fills which <iframe> slot: the walker tagged each iframe element with a key. */
-async function childFramesByKey(frame: Frame): Promise<Map<number, Frame>> {
+async function childFramesByKey(frame: Frame, wanted: Set<number>): Promise<Map<number, Frame>> {
   const out = new Map<number, Frame>();
+  const unknown: Frame[] = [];
+  for (const child of frame.childFrames()) {
+    const key = frameKeys.get(child);
+    if (key !== undefined && wanted.has(key)) out.set(key, child);
+    else unknown.push(child);
+  }
+  if (out.size === wanted.size) return out;
   await Promise.all(
-    frame.childFrames().map(async (child) => {
+    unknown.map(async (child) => {
       try {
         const handle = await child.frameElement();
         const key = (await handle.evaluate((e) => (e as Element & { __bfnKey?: number }).__bfnKey)) as
           | number
           | undefined;
         await handle.dispose();
-        if (key) out.set(key, child);
+        if (key) {
+          frameKeys.set(child, key);
+          out.set(key, child);
+        }
       } catch {
         // Frame detached between listing and asking: it is simply not part of this snapshot.
       }
@@ -113,7 +126,7 @@ export async function snapshot(page: Page, options: SnapshotCallOptions = {}): P
     });
     liveFrames.push(item.frame);
     if (options.frames === false || raw.frames.length === 0) continue;
-    const children = await childFramesByKey(item.frame);
+    const children = await childFramesByKey(item.frame, new Set(raw.frames.map((f) => f.key)));
     for (const slot of raw.frames) {
       const child = children.get(slot.key);
       if (!child) continue;

@@ -366,8 +366,21 @@ export function collect(opts: CollectOptions): RawCollect {
     return { name: '', label: '' };
   }
 
-  // Paths of ancestors are shared by many elements (every row of a table): compute each once.
+  // Paths of ancestors are shared by many elements (every row of a table): compute each once,
+  // and number all children of a parent in one pass instead of scanning siblings per element.
   const pathCache = new Map<Element, string>();
+  const siblingIndex = new Map<Element, number>();
+  const tagCounts = new Map<Node, Map<string, number>>();
+
+  function indexChildren(parent: Node) {
+    const counts = new Map<string, number>();
+    for (let c = (parent as ParentNode).firstElementChild; c; c = c.nextElementSibling) {
+      const n = (counts.get(c.localName) ?? 0) + 1;
+      counts.set(c.localName, n);
+      siblingIndex.set(c, n);
+    }
+    tagCounts.set(parent, counts);
+  }
 
   /** One XPath segment from `el` up to its root (document or shadow root). */
   function xpathInRoot(el: Element): string {
@@ -376,16 +389,9 @@ export function collect(opts: CollectOptions): RawCollect {
     const parent = el.parentNode;
     const html = el.namespaceURI === 'http://www.w3.org/1999/xhtml';
     const test = html ? el.localName : `*[local-name()='${el.localName}']`;
-    let index = 1;
-    for (let s = el.previousElementSibling; s; s = s.previousElementSibling)
-      if (s.localName === el.localName && s.namespaceURI === el.namespaceURI) index++;
-    let twins = index > 1;
-    if (!twins)
-      for (let s = el.nextElementSibling; s; s = s.nextElementSibling)
-        if (s.localName === el.localName && s.namespaceURI === el.namespaceURI) {
-          twins = true;
-          break;
-        }
+    if (parent && !siblingIndex.has(el)) indexChildren(parent);
+    const index = siblingIndex.get(el) ?? 1;
+    const twins = (tagCounts.get(parent as Node)?.get(el.localName) ?? 1) > 1;
     const step = twins ? `${test}[${index}]` : test;
     const path = parent && parent.nodeType === 1 ? `${xpathInRoot(parent as Element)}/${step}` : `/${step}`;
     pathCache.set(el, path);
@@ -533,6 +539,10 @@ export function collect(opts: CollectOptions): RawCollect {
     inlineOpen = false;
   }
 
+  // Geometry of the element whose children are being walked: text nodes take their position from it.
+  let textTop = 0;
+  let textInView = false;
+
   function walkChildren(
     parent: Node,
     depth: number,
@@ -554,16 +564,7 @@ export function collect(opts: CollectOptions): RawCollect {
     if (node.nodeType === 3) {
       if (nameCovered) return;
       const t = clean(node.nodeValue);
-      if (t) {
-        const parent = node.parentElement;
-        const r = parent ? parent.getBoundingClientRect() : null;
-        pushText(
-          t,
-          depth,
-          r ? r.top + scrollY : 0,
-          r ? r.bottom > 0 && r.top < vh && r.right > 0 && r.left < vw : false,
-        );
-      }
+      if (t) pushText(t, depth, textTop, textInView);
       return;
     }
     if (node.nodeType !== 1) return;
@@ -654,8 +655,10 @@ export function collect(opts: CollectOptions): RawCollect {
         const fromContent = NAME_FROM_CONTENT.has(role) || tag === 'summary' || effectiveRole === 'clickable';
         if (name && fromContent && !el.getAttribute('aria-label')) covered = true;
         if (tag === 'iframe' || tag === 'frame') {
-          const key = frames.length + 1;
-          el.__bfnKey = key;
+          // Stable per iframe element, so the caller can remember which Frame fills which slot.
+          if (!el.__bfnKey)
+            el.__bfnKey = g.__bfnFrameSeq = ((g.__bfnFrameSeq as number | undefined) ?? 0) + 1;
+          const key = el.__bfnKey;
           const cs = style;
           const bl = parseFloat(cs.borderLeftWidth) + parseFloat(cs.paddingLeft);
           const bt = parseFloat(cs.borderTopWidth) + parseFloat(cs.paddingTop);
@@ -685,8 +688,16 @@ export function collect(opts: CollectOptions): RawCollect {
     // Block-level boxes end a run of inline text.
     const block = display !== 'inline' && !isContents;
     if (block) breakInline();
+    const savedTop = textTop;
+    const savedInView = textInView;
+    if (!isContents) {
+      textTop = rect.top + scrollY;
+      textInView = inView;
+    }
     if (shadow) walkChildren(shadow, childDepth, childCursor, shadow, covered);
     else walkChildren(el, childDepth, childCursor, root, covered);
+    textTop = savedTop;
+    textInView = savedInView;
     if (block) breakInline();
   }
 
