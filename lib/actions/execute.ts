@@ -164,27 +164,22 @@ async function run(page: Page, action: Action, ctx: ExecuteContext): Promise<str
       need(1, 'the option label or value');
       if (!el) throw new ActionFailure('invalid', 'select needs a target <select>');
       const choice = args[0]!;
-      const isSelect = await el.handle.evaluate((n) => n.localName === 'select');
-      if (!isSelect)
-        throw new ActionFailure(
-          'not_actionable',
-          `${shown} is not a native <select>; open it and click the option`,
-        );
-      const picked = await el.handle
-        .selectOption({ label: choice }, { timeout })
-        .catch(() => el.handle.selectOption({ value: choice }, { timeout }))
-        .catch(async () => {
-          // Last try: case-insensitive label match, as people type it.
-          const value = await el.handle.evaluate((n, want) => {
-            const opt = Array.from((n as HTMLSelectElement).options).find(
-              (o) => o.label.trim().toLowerCase() === want.trim().toLowerCase(),
-            );
-            return opt?.value;
-          }, choice);
-          if (value === undefined) throw new ActionFailure('not_found', `no option "${raw[0]}" in ${shown}`);
-          return el.handle.selectOption({ value }, { timeout });
-        });
-      if (picked.length === 0) throw new ActionFailure('not_found', `no option "${raw[0]}" in ${shown}`);
+      // Resolve label, value or case-insensitive label in the page first: selectOption would
+      // otherwise wait its whole timeout on the forms that do not match.
+      const found = await el.handle.evaluate((n, want) => {
+        if (n.localName !== 'select') return { isSelect: false, value: undefined };
+        const options = Array.from((n as HTMLSelectElement).options);
+        const norm = (s: string) => s.replace(/\s+/g, ' ').trim().toLowerCase();
+        const opt =
+          options.find((o) => o.label === want || o.text === want) ??
+          options.find((o) => o.value === want) ??
+          options.find((o) => norm(o.label) === norm(want) || norm(o.text) === norm(want));
+        return { isSelect: true, value: opt?.value };
+      }, choice);
+      if (!found.isSelect)
+        throw new ActionFailure('not_actionable', `${shown} is not a native <select>; open it and click the option`);
+      if (found.value === undefined) throw new ActionFailure('not_found', `no option "${raw[0]}" in ${shown}`);
+      await el.handle.selectOption({ value: found.value }, { timeout });
       return `selected "${raw[0]}" in ${shown}`;
     }
     case 'check':
@@ -244,7 +239,7 @@ async function run(page: Page, action: Action, ctx: ExecuteContext): Promise<str
         await page
           .getByText(text)
           .first()
-          .waitFor({ state: 'visible', timeout: Math.max(timeout, 10_000) });
+          .waitFor({ state: 'visible', timeout: ctx.timeoutMs ?? 10_000 });
         return `waited for "${text}"`;
       }
       const ms = Number(spec);

@@ -89,5 +89,12 @@ export async function locateById(
     if (handle) return { handle, frame, via: 'id' };
     await h?.dispose();
   }
-  return locateByXPath(page, el.locator.xpath);
+  // The element the model saw is gone (re-rendered or removed). Its old path may now point at a
+  // neighbour, so only accept what a fresh read says is the same role and name.
+  const { snapshot: read } = await import('./snapshot.ts');
+  const fresh = await read(page, { text: false });
+  const again = findByLocator(fresh, el.locator);
+  if (!again) return { error: `element [${id}] (${el.role} "${el.name}") is no longer on the page` };
+  const found = await locateById(page, fresh, again.id);
+  return 'error' in found ? found : { ...found, via: 'role-name' };
 }

@@ -1,0 +1,149 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { diffSnapshots } from '../../lib/perception/diff.ts';
+import { setOfMarks } from '../../lib/perception/som.ts';
+import { snapshot } from '../../lib/perception/snapshot.ts';
+import { openPage, startBrowser } from '../support/browser.ts';
+import { locatorMismatches } from '../support/roundtrip.ts';
+
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+
+beforeAll(async () => {
+  browser = await startBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+beforeEach(async () => {
+  await context?.close();
+  ({ page, context } = await openPage(browser));
+});
+
+const WIDGETS = `
+<main>
+  <h1>Account</h1>
+  <form>
+    <label for="email">Email</label><input id="email" type="email" value="ada@example.com">
+    <input type="password" aria-label="Password" value="hunter2">
+    <select aria-label="Size"><option>Small</option><option selected>Large</option></select>
+    <label><input type="checkbox" checked> Keep me signed in</label>
+    <button type="button" disabled>Delete account</button>
+    <div hidden><button>Invisible</button></div>
+    <div style="display:none"><button>Also invisible</button></div>
+  </form>
+  <div id="open-host"></div>
+  <div id="closed-host"></div>
+  <iframe srcdoc="<p>Inside</p><button>Frame button</button>"></iframe>
+</main>
+<script>
+  const open = document.getElementById('open-host').attachShadow({ mode: 'open' });
+  open.innerHTML = '<button>Open shadow button</button><div id="inner"></div>';
+  open.getElementById('inner').attachShadow({ mode: 'open' }).innerHTML = '<a href="/deep">Deep link</a>';
+  document.getElementById('closed-host').attachShadow({ mode: 'closed' }).innerHTML = '<input aria-label="Closed field">';
+</script>`;
+
+describe('snapshot on real Chromium', () => {
+  it('shows roles, names, values and states as a browser computes them', async () => {
+    await page.setContent(WIDGETS);
+    await page.frames()[1]?.waitForLoadState();
+    const snap = await snapshot(page);
+    expect(snap.tree).toContain('heading: Account (h1)');
+    expect(snap.tree).toMatch(/\[\d+\] textbox: Email value="ada@example.com"/);
+    expect(snap.tree).toMatch(/\[\d+\] combobox: Size value="Large" options=\[Small \| Large\]/);
+    expect(snap.tree).toMatch(/\[\d+\] checkbox: Keep me signed in checked/);
+    expect(snap.tree).toMatch(/\[\d+\] button: Delete account disabled/);
+    // A password never leaves the page, not even as its length.
+    expect(JSON.stringify(snap)).not.toContain('hunter2');
+    expect(snap.tree).not.toContain('Invisible');
+  });
+
+  it('reaches into open, nested and closed shadow roots and iframes, with locators that find the same element', async () => {
+    await page.setContent(WIDGETS);
+    await page.frames()[1]?.waitForLoadState();
+    const snap = await snapshot(page);
+    for (const [role, name] of [
+      ['button', 'Open shadow button'],
+      ['link', 'Deep link'],
+      ['textbox', 'Closed field'],
+      ['button', 'Frame button'],
+    ]) {
+      expect(snap.elements.find((e) => e.role === role && e.name === name), `${role} ${name}`).toBeTruthy();
+    }
+    const deep = snap.elements.find((e) => e.name === 'Deep link')!;
+    expect(deep.locator.xpath.split(' >> ')).toHaveLength(3);
+    expect(deep.url).toMatch(/\/deep$/);
+    expect(await locatorMismatches(page, snap)).toEqual([]);
+  });
+
+  it('keeps an element id while the element lives, and diff shows what appeared', async () => {
+    await page.setContent('<button id="b">Open menu</button><ul id="m"></ul>');
+    const first = await snapshot(page);
+    await page.evaluate(() => {
+      document.getElementById('m')!.innerHTML = '<li role="menuitem" tabindex="0">Rename</li>';
+    });
+    const second = await snapshot(page);
+    const id = first.elements.find((e) => e.name === 'Open menu')!.id;
+    expect(second.elements.find((e) => e.name === 'Open menu')!.id).toBe(id);
+    const diff = diffSnapshots(first, second);
+    expect(diff.added.map((e) => e.name)).toEqual(['Rename']);
+    expect(diff.tree).toContain('menuitem: Rename');
+  });
+
+  it('fits a token budget, keeping keyword matches and saying what it left out', async () => {
+    const rows = Array.from({ length: 300 }, (_, i) => `<p>Paragraph ${i} of filler text</p><a href="/a${i}">Item ${i}</a>`);
+    await page.setContent(`<main>${rows.join('')}<button>Checkout now</button></main>`);
+    const full = await snapshot(page);
+    const small = await snapshot(page, { budget: 300, keywords: ['checkout'] });
+    expect(full.stats.tokens).toBeGreaterThan(2000);
+    expect(small.stats.tokens).toBeLessThanOrEqual(360);
+    expect(small.tree).toContain('button: Checkout now');
+    expect(small.omitted).toMatch(/lines left out/);
+    expect(small.stats.omittedInteractive).toBeGreaterThan(0);
+    // Only what the model saw is addressable.
+    expect(small.elements.length).toBeLessThan(full.elements.length);
+  });
+
+  it('scopes to a selector, ignores selectors, and chunks by viewport', async () => {
+    await page.setContent(
+      `<nav><a href="/n">Nav link</a></nav><section id="s"><button>Inside</button><aside class="ad"><button>Ad</button></aside></section>` +
+        `<div style="height:3000px"></div><button>Far below</button>`,
+    );
+    const scoped = await snapshot(page, { selector: '#s', ignore: ['.ad'] });
+    expect(scoped.tree).toContain('Inside');
+    expect(scoped.tree).not.toContain('Nav link');
+    expect(scoped.tree).not.toContain('Ad');
+    const chunk0 = await snapshot(page, { chunk: 0 });
+    expect(chunk0.chunk?.count).toBeGreaterThan(2);
+    expect(chunk0.tree).toContain('Nav link');
+    expect(chunk0.tree).not.toContain('Far below');
+    const far = snapshot(page, { selector: '#nope' });
+    await expect(far).rejects.toThrow(/no element matches selector: #nope/);
+  });
+
+  it('marks off-viewport elements and draws set-of-marks boxes with the same ids', async () => {
+    await page.setContent('<button>Top</button><div style="height:2000px"></div><button>Bottom</button>');
+    const snap = await snapshot(page);
+    const top = snap.elements.find((e) => e.name === 'Top')!;
+    const bottom = snap.elements.find((e) => e.name === 'Bottom')!;
+    expect(top.inViewport).toBe(true);
+    expect(bottom.inViewport).toBe(false);
+    const png = await setOfMarks(page, snap);
+    expect(png.subarray(1, 4).toString()).toBe('PNG');
+    // The overlay is gone afterwards: the page is as it was.
+    expect(await page.locator('[data-bfn-som]').count()).toBe(0);
+  });
+
+  it('scores DOM confidence low on a canvas page with unlabelled icon buttons', async () => {
+    await page.setContent(
+      `<canvas width="1200" height="700"></canvas>` +
+        `<button><svg width="10" height="10"><circle r="4"/></svg></button>`.repeat(5),
+    );
+    const low = await snapshot(page);
+    await page.setContent(WIDGETS);
+    const high = await snapshot(page);
+    expect(low.confidence).toBeLessThan(0.6);
+    expect(high.confidence).toBeGreaterThan(0.8);
+  });
+});
