@@ -25,6 +25,10 @@ const EXTRA_FLAGS = [
   '--disable-quic',
   '--mute-audio',
   '--hide-scrollbars',
+  // Many pages run side by side, none of them "in front": none may be slowed down for it.
+  '--disable-background-timer-throttling',
+  '--disable-renderer-backgrounding',
+  '--disable-backgrounding-occluded-windows',
 ];
 
 export function chromiumArgs(base: readonly string[] = chromium.args): string[] {

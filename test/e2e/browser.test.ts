@@ -1,0 +1,122 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newJobContext, newPage, saveStorageState } from '../../lib/browser/context.ts';
+import { chromiumArgs } from '../../lib/browser/launch.ts';
+import { settle } from '../../lib/browser/settle.ts';
+import { startBrowser } from '../support/browser.ts';
+
+let browser: Browser;
+beforeAll(async () => {
+  browser = await startBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+function runChild(env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/scripts/launch-once.ts'], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      out += d;
+    });
+    child.on('exit', (code) => resolve({ code, out }));
+  });
+}
+
+describe('embedded browser', () => {
+  it('drops the flags that would kill shared browsers or weaken isolation', () => {
+    const args = chromiumArgs(['--single-process', '--disable-web-security', '--no-sandbox']);
+    expect(args).not.toContain('--single-process');
+    expect(args).not.toContain('--disable-web-security');
+    expect(args).toContain('--no-sandbox');
+    expect(args).toContain('--disable-background-networking');
+  });
+
+  it('two processes unpacking the binary at once both start', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'bfn-race-'));
+    try {
+      const [a, b] = await Promise.all([runChild({ TMPDIR: dir }), runChild({ TMPDIR: dir })]);
+      expect(a.out).toContain('launched ok');
+      expect(b.out).toContain('launched ok');
+      expect([a.code, b.code]).toEqual([0, 0]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it('serves many isolated contexts from one browser; closing one leaves the others working', async () => {
+    const a = await newJobContext(browser);
+    const b = await newJobContext(browser);
+    const pa = await newPage(a);
+    const pb = await newPage(b);
+    await pa.setContent('<p>a</p>');
+    await a.close();
+    await pb.setContent('<p>still here</p>');
+    expect(await pb.locator('p').textContent()).toBe('still here');
+    expect(browser.isConnected()).toBe(true);
+    await b.close();
+  });
+
+  it('saves and restores storage state (an auth profile)', async () => {
+    const http = await import('node:http');
+    const server = http.createServer((req, res) => {
+      res.setHeader('content-type', 'text/html');
+      res.end(`<p id="c">${req.headers.cookie ?? 'no cookie'}</p>`);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
+    try {
+      const first = await newJobContext(browser);
+      const p1 = await newPage(first);
+      await p1.goto(url);
+      await first.addCookies([{ name: 'session', value: 'abc', url }]);
+      const file = join(await mkdtemp(join(tmpdir(), 'bfn-state-')), 'profile.json');
+      await saveStorageState(first, file);
+      await first.close();
+      const second = await newJobContext(browser, { storageState: file });
+      const p2 = await newPage(second);
+      await p2.goto(url);
+      expect(await p2.locator('#c').textContent()).toBe('session=abc');
+      await second.close();
+      await writeFile(file, '');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('settle waits for DOM quiet and requests, capped, and ignores streams', async () => {
+    const ctx = await newJobContext(browser);
+    const page = await newPage(ctx);
+    await page.setContent('<p id="t">0</p>');
+    // Mutations for 400 ms, then quiet.
+    await page.evaluate(() => {
+      let n = 0;
+      const timer = setInterval(() => {
+        document.getElementById('t')!.textContent = String(++n);
+        if (n === 8) clearInterval(timer);
+      }, 50);
+    });
+    const res = await settle(page, { quietMs: 150, timeoutMs: 3000 });
+    expect(res.quiet).toBe(true);
+    expect(await page.locator('#t').textContent()).toBe('8');
+    // A page that never stops mutating is capped.
+    await page.evaluate('setInterval(() => { document.body.dataset.tick = String(Date.now()); }, 20)');
+    await page.waitForTimeout(60);
+    const capped = await settle(page, { quietMs: 150, timeoutMs: 600 });
+    expect(capped.quiet).toBe(false);
+    expect(capped.ms).toBeGreaterThanOrEqual(550);
+    expect(capped.ms).toBeLessThan(1500);
+    await ctx.close();
+  });
+});
