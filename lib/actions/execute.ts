@@ -1,4 +1,6 @@
 import type { ElementHandle, Page } from 'playwright-core';
+import { NetworkBlockedError } from '../browser/guard.ts';
+import { guardedGoto } from '../browser/navigate.ts';
 import { findByLocator, type Located, locateById, locateByXPath, toLocator } from '../perception/locate.ts';
 import type { Snapshot } from '../perception/types.ts';
 import { classifyError, describeTarget, substitute } from './helpers.ts';
@@ -177,8 +179,12 @@ async function run(page: Page, action: Action, ctx: ExecuteContext): Promise<str
         return { isSelect: true, value: opt?.value };
       }, choice);
       if (!found.isSelect)
-        throw new ActionFailure('not_actionable', `${shown} is not a native <select>; open it and click the option`);
-      if (found.value === undefined) throw new ActionFailure('not_found', `no option "${raw[0]}" in ${shown}`);
+        throw new ActionFailure(
+          'not_actionable',
+          `${shown} is not a native <select>; open it and click the option`,
+        );
+      if (found.value === undefined)
+        throw new ActionFailure('not_found', `no option "${raw[0]}" in ${shown}`);
       await el.handle.selectOption({ value: found.value }, { timeout });
       return `selected "${raw[0]}" in ${shown}`;
     }
@@ -215,7 +221,12 @@ async function run(page: Page, action: Action, ctx: ExecuteContext): Promise<str
           throw new ActionFailure('blocked', (err as Error).message);
         }
       }
-      await page.goto(url, { waitUntil: 'domcontentloaded', timeout: Math.max(timeout, 30_000) });
+      try {
+        await guardedGoto(page, url, Math.max(timeout, 30_000));
+      } catch (err) {
+        if (err instanceof NetworkBlockedError) throw new ActionFailure('blocked', err.message);
+        throw err;
+      }
       return `opened ${raw[0]}`;
     }
     case 'back':

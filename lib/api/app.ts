@@ -41,7 +41,12 @@ const errorResponses = {
   },
 };
 
-const route = <Req extends z.ZodType, Res extends z.ZodType>(path: string, summary: string, request: Req, response: Res) =>
+const route = <Req extends z.ZodType, Res extends z.ZodType>(
+  path: string,
+  summary: string,
+  request: Req,
+  response: Res,
+) =>
   createRoute({
     method: 'post',
     path,

@@ -10,6 +10,8 @@ export interface JobContextOptions {
   viewport?: { width: number; height: number };
   userAgent?: string;
   locale?: string;
+  /** Route every request through this proxy (the network guard proxy). */
+  proxy?: { server: string; bypass?: string };
 }
 
 /**
@@ -29,6 +31,7 @@ export async function newJobContext(
     ...(options.userAgent ? { userAgent: options.userAgent } : {}),
     ...(options.locale ? { locale: options.locale } : {}),
     ...(storageState ? { storageState } : {}),
+    ...(options.proxy ? { proxy: options.proxy } : {}),
     acceptDownloads: false,
   });
   // Closed shadow roots are invisible to page scripts, ours included, unless recorded at attach time.

@@ -3,8 +3,10 @@ import { type JobContextOptions, newJobContext, newPage } from './context.ts';
 import { assertNavigable } from './guard.ts';
 import type { GuardPolicy } from './guard-policy.ts';
 import { policyFromEnv } from './guard-policy.ts';
+import { guardProxyFor, proxyOption } from './guard-proxy.ts';
 import { installNetworkGuard, type NetworkGuard } from './guard-route.ts';
 import { launchBrowser } from './launch.ts';
+import { guardedGoto } from './navigate.ts';
 import { settle } from './settle.ts';
 
 /**
@@ -37,7 +39,8 @@ export async function closeSharedBrowser(): Promise<void> {
 export interface Session {
   page: Page;
   context: BrowserContext;
-  guard: NetworkGuard;
+  /** Request-level guard (remote browsers); the embedded browser is guarded by the proxy instead. */
+  guard?: NetworkGuard;
   policy: GuardPolicy;
   /** Checks a navigation target against the guard; throws NetworkBlockedError. */
   checkNavigation(url: string): Promise<void>;
@@ -60,37 +63,38 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
   const policy = options.policy ?? policyFromEnv();
   let context: BrowserContext;
   let page: Page;
+  let guard: NetworkGuard | undefined;
   let closeAll: () => Promise<void>;
   if (options.cdpUrl) {
     const remote = await launchBrowser({ cdpUrl: options.cdpUrl });
     context = remote.contexts()[0] ?? (await newJobContext(remote, options));
     page = context.pages()[0] ?? (await newPage(context));
+    // A remote browser cannot reach our proxy: check each request as it leaves instead.
+    guard = await installNetworkGuard(context, policy);
     // Detach without closing the remote browser: the caller's session lives on.
     closeAll = async () => {
+      await guard?.dispose();
       await remote.close().catch(() => undefined);
     };
   } else {
     const browser = options.browser ?? (await sharedBrowser());
-    context = await newJobContext(browser, options);
+    const proxy = policy.allowPrivate ? undefined : await guardProxyFor(policy);
+    context = await newJobContext(browser, { ...options, ...(proxy ? { proxy: proxyOption(proxy) } : {}) });
     page = await newPage(context);
     closeAll = () => context.close().catch(() => undefined);
   }
-  const guard = await installNetworkGuard(context, policy);
   const session: Session = {
     page,
     context,
-    guard,
+    ...(guard ? { guard } : {}),
     policy,
     checkNavigation: (url) => assertNavigable(url, policy),
-    close: async () => {
-      await guard.dispose().catch(() => undefined);
-      await closeAll();
-    },
+    close: closeAll,
   };
   if (options.url) {
     try {
       await session.checkNavigation(options.url);
-      await page.goto(options.url, { waitUntil: 'domcontentloaded', timeout: 30_000 });
+      await guardedGoto(page, options.url);
       await settle(page);
     } catch (err) {
       await session.close();

@@ -94,7 +94,11 @@ describe('executeAction on real Chromium', () => {
     await executeAction(page, { method: 'click', target: { locator: frameButton.locator } });
     expect(await log()).toBe('frame click');
     const field = snap.elements.find((e) => e.name === 'Frame field')!;
-    await executeAction(page, { method: 'type', target: { id: field.id }, args: ['hello'] }, { snapshot: snap });
+    await executeAction(
+      page,
+      { method: 'type', target: { id: field.id }, args: ['hello'] },
+      { snapshot: snap },
+    );
     expect(await page.frames()[1]!.locator('input').inputValue()).toBe('hello');
     const shadow = snap.elements.find((e) => e.name === 'Shadow save')!;
     const out = await executeAction(page, { method: 'click', target: { locator: shadow.locator.xpath } });
@@ -109,9 +113,17 @@ describe('executeAction on real Chromium', () => {
     await executeAction(page, { method: 'scroll', args: ['top'] });
     expect(await page.evaluate(() => window.scrollY)).toBe(0);
     const box = snap.elements.find((e) => e.scrollable)!;
-    await executeAction(page, { method: 'scroll', target: { id: box.id }, args: ['50%'] }, { snapshot: snap });
+    await executeAction(
+      page,
+      { method: 'scroll', target: { id: box.id }, args: ['50%'] },
+      { snapshot: snap },
+    );
     expect(await page.locator('#box').evaluate((b) => b.scrollTop)).toBeGreaterThan(400);
-    await executeAction(page, { method: 'scroll', target: { id: box.id }, args: ['-100'] }, { snapshot: snap });
+    await executeAction(
+      page,
+      { method: 'scroll', target: { id: box.id }, args: ['-100'] },
+      { snapshot: snap },
+    );
     expect(await page.locator('#box').evaluate((b) => Math.round(b.scrollTop))).toBe(350);
   });
 
@@ -131,7 +143,10 @@ describe('executeAction on real Chromium', () => {
     });
     await executeAction(page, {
       method: 'click',
-      target: { xPct: ((save.x + save.width / 2) / vp.width) * 100, yPct: ((save.y + save.height / 2) / vp.height) * 100 },
+      target: {
+        xPct: ((save.x + save.width / 2) / vp.width) * 100,
+        yPct: ((save.y + save.height / 2) / vp.height) * 100,
+      },
     });
     expect(await log()).toBe('clicked');
   });
@@ -165,13 +180,24 @@ describe('executeAction on real Chromium', () => {
     expect(gone.error?.kind).toBe('not_found');
     const bad = await executeAction(page, { method: 'scroll', args: ['sideways'] });
     expect(bad.error?.kind).toBe('invalid');
-    const refused = await executeAction(page, { method: 'goto', args: ['http://127.0.0.1:9/'] }, {
-      checkNavigation: async (url) => {
-        throw new Error(`Blocked request to ${url}: loopback`);
+    const refused = await executeAction(
+      page,
+      { method: 'goto', args: ['http://127.0.0.1:9/'] },
+      {
+        checkNavigation: async (url) => {
+          throw new Error(`Blocked request to ${url}: loopback`);
+        },
       },
+    );
+    expect(refused.error).toEqual({
+      kind: 'blocked',
+      message: 'Blocked request to http://127.0.0.1:9/: loopback',
     });
-    expect(refused.error).toEqual({ kind: 'blocked', message: 'Blocked request to http://127.0.0.1:9/: loopback' });
-    const slow = await executeAction(page, { method: 'wait', args: ['text:never shows'] }, { timeoutMs: 300 });
+    const slow = await executeAction(
+      page,
+      { method: 'wait', args: ['text:never shows'] },
+      { timeoutMs: 300 },
+    );
     expect(slow.error?.kind).toBe('timeout');
     // Removed element: its old path now points at the next button, which must NOT be clicked.
     await page.evaluate(() => document.querySelector('button')!.remove());
@@ -199,7 +225,11 @@ describe('executeAction on real Chromium', () => {
       old.remove();
       document.body.append(wrap);
     });
-    const out = await executeAction(page, { method: 'click', target: { id: idOf(snap, 'Save') } }, { snapshot: snap });
+    const out = await executeAction(
+      page,
+      { method: 'click', target: { id: idOf(snap, 'Save') } },
+      { snapshot: snap },
+    );
     expect(out.ok).toBe(true);
     expect(await log()).toBe('new save');
   });

@@ -1,8 +1,8 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { diffSnapshots } from '../../lib/perception/diff.ts';
-import { setOfMarks } from '../../lib/perception/som.ts';
 import { snapshot } from '../../lib/perception/snapshot.ts';
+import { setOfMarks } from '../../lib/perception/som.ts';
 import { openPage, startBrowser } from '../support/browser.ts';
 import { locatorMismatches } from '../support/roundtrip.ts';
 
@@ -69,7 +69,10 @@ describe('snapshot on real Chromium', () => {
       ['textbox', 'Closed field'],
       ['button', 'Frame button'],
     ]) {
-      expect(snap.elements.find((e) => e.role === role && e.name === name), `${role} ${name}`).toBeTruthy();
+      expect(
+        snap.elements.find((e) => e.role === role && e.name === name),
+        `${role} ${name}`,
+      ).toBeTruthy();
     }
     const deep = snap.elements.find((e) => e.name === 'Deep link')!;
     expect(deep.locator.xpath.split(' >> ')).toHaveLength(3);
@@ -92,7 +95,10 @@ describe('snapshot on real Chromium', () => {
   });
 
   it('fits a token budget, keeping keyword matches and saying what it left out', async () => {
-    const rows = Array.from({ length: 300 }, (_, i) => `<p>Paragraph ${i} of filler text</p><a href="/a${i}">Item ${i}</a>`);
+    const rows = Array.from(
+      { length: 300 },
+      (_, i) => `<p>Paragraph ${i} of filler text</p><a href="/a${i}">Item ${i}</a>`,
+    );
     await page.setContent(`<main>${rows.join('')}<button>Checkout now</button></main>`);
     const full = await snapshot(page);
     const small = await snapshot(page, { budget: 300, keywords: ['checkout'] });
