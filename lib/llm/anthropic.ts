@@ -1,0 +1,66 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { toLlmError } from './errors.ts';
+import type { ChatMessage, ModelConfig, ProviderCall, ProviderReply } from './types.ts';
+import { LlmError } from './types.ts';
+
+type Block = Anthropic.Messages.TextBlockParam | Anthropic.Messages.ImageBlockParam;
+
+function content(m: ChatMessage): string | Block[] {
+  if (typeof m.content === 'string') return m.content;
+  return m.content.map(
+    (p): Block =>
+      p.type === 'text'
+        ? { type: 'text', text: p.text }
+        : { type: 'image', source: { type: 'base64', media_type: p.mediaType, data: p.data } },
+  );
+}
+
+/**
+ * Anthropic messages with structured output by forced tool use: the schema is the tool's input,
+ * and the model must call that tool. The system prompt is static per operation, so it is marked
+ * for prompt caching.
+ */
+export function anthropicCall(config: ModelConfig): ProviderCall {
+  const client = new Anthropic({
+    apiKey: config.apiKey ?? 'not-needed',
+    ...(config.baseURL ? { baseURL: config.baseURL } : {}),
+    maxRetries: 0,
+  });
+  const label = `anthropic/${config.model}`;
+  return async (req, jsonSchema, signal): Promise<ProviderReply> => {
+    try {
+      const res = await client.messages.create(
+        {
+          model: config.model,
+          max_tokens: req.maxTokens ?? 2048,
+          system: [{ type: 'text', text: req.system, cache_control: { type: 'ephemeral' } }],
+          messages: req.messages.map((m) => ({ role: m.role, content: content(m) })),
+          tools: [
+            {
+              name: req.schemaName,
+              description: req.schemaDescription ?? 'Return the answer in this shape.',
+              input_schema: jsonSchema as Anthropic.Messages.Tool.InputSchema,
+            },
+          ],
+          tool_choice: { type: 'tool', name: req.schemaName },
+        },
+        { signal, timeout: config.timeoutMs ?? 60_000, maxRetries: 0 },
+      );
+      const tool = res.content.find((b) => b.type === 'tool_use');
+      const text = tool
+        ? JSON.stringify(tool.input)
+        : res.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
+      if (!text) throw new LlmError('invalid_output', `${label}: empty reply`);
+      const u = res.usage;
+      const cacheRead = u.cache_read_input_tokens ?? 0;
+      return {
+        text,
+        promptTokens: u.input_tokens + cacheRead + (u.cache_creation_input_tokens ?? 0),
+        completionTokens: u.output_tokens,
+        cachedTokens: cacheRead,
+      };
+    } catch (err) {
+      throw toLlmError(err, label);
+    }
+  };
+}
