@@ -27,7 +27,7 @@ export type ScriptedReply =
   | { text: string }
   | { status: number; body?: unknown; headers?: Record<string, string> }
   | { malformed: string }
-  | { delayMs: number; then: ScriptedReply };
+  | { delayMs: number; reply: ScriptedReply };
 
 export type ReplyFn = (req: RecordedRequest) => ScriptedReply | Promise<ScriptedReply>;
 
@@ -179,7 +179,7 @@ export async function startScriptedModel(
     if ('delayMs' in reply) {
       await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
       if (res.destroyed || res.writableEnded) return;
-      return answer(r, reply.then, res);
+      return answer(r, reply.reply, res);
     }
     const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
       if (res.destroyed || res.writableEnded) return;

@@ -98,7 +98,7 @@ describe('OpenAI client through the real SDK', () => {
   it('retries 500s and timeouts', async () => {
     llm.push(
       { status: 500 },
-      { delayMs: 400, then: { json: { elementId: 1, reason: 'late' } } },
+      { delayMs: 400, reply: { json: { elementId: 1, reason: 'late' } } },
       { json: { elementId: 2, reason: 'ok' } },
     );
     const res = await createLlmClient(openai({ timeoutMs: 150 })).generate(ask);
