@@ -146,12 +146,12 @@ export function normalizeKey(text: string): string | undefined {
   return out.join('+');
 }
 
-/** Pulls out quoted values and `%variables%`, leaving `\u0001N\u0001` markers in the text. */
+/** Pulls out quoted values and `%variables%`, leaving `\uE000N\uE000` markers in the text. */
 function lift(text: string): { text: string; values: string[] } {
   const values: string[] = [];
   let out = text.replace(/%[A-Za-z_][\w.-]*%/g, (m) => {
     values.push(m);
-    return `\u0001${values.length - 1}\u0001`;
+    return `\uE000${values.length - 1}\uE000`;
   });
   for (const [open, close] of QUOTE_PAIRS) {
     const o = open.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -161,7 +161,7 @@ function lift(text: string): { text: string; values: string[] } {
     out = out.replace(re, (...m: string[]) => {
       const inner = open === "'" ? m[2]! : m[1]!;
       values.push(inner);
-      return `${open === "'" ? m[1] : ''}\u0001${values.length - 1}\u0001`;
+      return `${open === "'" ? m[1] : ''}\uE000${values.length - 1}\uE000`;
     });
   }
   return { text: out, values };
@@ -193,23 +193,23 @@ function targetOf(raw: string, values: string[]): TargetPhrase | undefined {
     }
   }
   t = t.replace(/\s+(?:on the page|on this page|here)$/, '').trim();
-  const quoted = /^\u0001(\d+)\u0001$/.exec(t);
+  const quoted = /^\uE000(\d+)\uE000$/.exec(t);
   const hint = {
     ...(roleHint ? { roleHint } : {}),
     ...(roleWords ? { roleWords } : {}),
     ...(ordinal ? { ordinal } : {}),
   };
   if (quoted) return { phrase: values[Number(quoted[1])]!, exact: true, ...hint };
-  if (t.includes('\u0001')) return undefined;
+  if (t.includes('\uE000')) return undefined;
   if (!t) return undefined;
   return { phrase: t, exact: false, ...hint };
 }
 
-function valueOf(raw: string, values: string[], allowBare: boolean): string | undefined {
+function valueArg(raw: string, values: string[], allowBare: boolean): string | undefined {
   const t = raw.trim();
-  const m = /^\u0001(\d+)\u0001$/.exec(t);
+  const m = /^\uE000(\d+)\uE000$/.exec(t);
   if (m) return values[Number(m[1])];
-  if (!allowBare || !t || t.includes('\u0001')) return undefined;
+  if (!allowBare || !t || t.includes('\uE000')) return undefined;
   return t.replace(/^(?:the|a|an)\s+/, '').replace(/\s+option$/, '');
 }
 
@@ -221,15 +221,21 @@ export function parseInstruction(input: string): ParsedInstruction | undefined {
     .trim()
     .replace(/[A-Z]/g, (c) => c.toLowerCase())
     .replace(FILLER, '');
-  let m: RegExpExecArray | null;
+  let m = [] as unknown as RegExpExecArray;
+  /** Tries a pattern; the match stays in `m` for the branch that follows. */
+  const on = (re: RegExp): boolean => {
+    const hit = re.exec(s);
+    if (hit) m = hit;
+    return hit !== null;
+  };
 
   if (/^(?:go|navigate|head) back(?: to the previous page)?$|^back$/.test(s)) return { verb: 'back' };
   if (/^(?:go|navigate) forward$|^forward$/.test(s)) return { verb: 'forward' };
   if (/^(?:reload|refresh)(?: the)?(?: page)?$/.test(s)) return { verb: 'reload' };
 
-  if ((m = /^scroll (up|down)(?: a bit| the page| one page)?$/.exec(s)))
+  if (on(/^scroll (up|down)(?: a bit| the page| one page)?$/))
     return { verb: 'scroll', scroll: { to: m[1] as 'up' } };
-  if ((m = /^scroll(?: all the way)?(?: to)?(?: the)? (top|bottom)(?: of the page)?$/.exec(s)))
+  if (on(/^scroll(?: all the way)?(?: to)?(?: the)? (top|bottom)(?: of the page)?$/))
     return { verb: 'scroll', scroll: { to: m[1] as 'top' } };
   if (
     /^scroll(?: down)?(?: to)?(?: the)? (?:middle|halfway|half way)(?: down)?(?: the page)?$|^scroll halfway down$/.test(
@@ -237,14 +243,14 @@ export function parseInstruction(input: string): ParsedInstruction | undefined {
     )
   )
     return { verb: 'scroll', scroll: { to: 50 } };
-  if ((m = /^scroll(?: down)?(?: to)? (\d{1,3}) ?%(?: of the page)?$/.exec(s)))
+  if (on(/^scroll(?: down)?(?: to)? (\d{1,3}) ?%(?: of the page)?$/))
     return { verb: 'scroll', scroll: { to: Number(m[1]) } };
-  if ((m = /^scroll(?: down| up)? (?:to|until you see) (.+)$/.exec(s))) {
+  if (on(/^scroll(?: down| up)? (?:to|until you see) (.+)$/)) {
     const target = targetOf(m[1]!, values);
     return target ? { verb: 'scroll', target } : undefined;
   }
 
-  if ((m = /^(?:press|hit|tap|type) (?:the )?(.+?)(?: key)?(?: (?:in|on|inside) (.+))?$/.exec(s))) {
+  if (on(/^(?:press|hit|tap|type) (?:the )?(.+?)(?: key)?(?: (?:in|on|inside) (.+))?$/)) {
     const key = normalizeKey(m[1]!);
     if (key) {
       const target = m[2] ? targetOf(m[2], values) : undefined;
@@ -253,48 +259,46 @@ export function parseInstruction(input: string): ParsedInstruction | undefined {
     }
   }
 
-  if (
-    (m = /^(?:type|enter|fill in|fill|input|put|write|paste) (.+?) (?:into|in|on|inside|to) (.+)$/.exec(s))
-  ) {
-    const value = valueOf(m[1]!, values, false);
+  if (on(/^(?:type|enter|fill in|fill|input|put|write|paste) (.+?) (?:into|in|on|inside|to) (.+)$/)) {
+    const value = valueArg(m[1]!, values, false);
     const target = targetOf(m[2]!, values);
     return value !== undefined && target ? { verb: 'fill', value, target } : undefined;
   }
-  if ((m = /^(?:fill in|fill out|fill|set|complete|enter) (.+?) (?:with|to|as) (.+)$/.exec(s))) {
+  if (on(/^(?:fill in|fill out|fill|set|complete|enter) (.+?) (?:with|to|as) (.+)$/)) {
     const target = targetOf(m[1]!, values);
-    const value = valueOf(m[2]!, values, true);
+    const value = valueArg(m[2]!, values, true);
     if (!target || value === undefined) return undefined;
     // "set the size dropdown to Large" selects; "set email to 'x'" fills: the target decides.
     if (target.roleHint === 'dropdown') return { verb: 'select', value, target };
     // Text to type must be quoted: a bare word's case and extent are guesses.
-    return /^\u0001\d+\u0001$/.test(m[2]!.trim()) ? { verb: 'fill', value, target } : undefined;
+    return /^\uE000\d+\uE000$/.test(m[2]!.trim()) ? { verb: 'fill', value, target } : undefined;
   }
-  if ((m = /^(?:select|choose|pick) (.+?) (?:from|in|on|for|under) (.+)$/.exec(s))) {
-    const value = valueOf(m[1]!, values, true);
+  if (on(/^(?:select|choose|pick) (.+?) (?:from|in|on|for|under) (.+)$/)) {
+    const value = valueArg(m[1]!, values, true);
     const target = targetOf(m[2]!, values);
     return value !== undefined && target ? { verb: 'select', value, target } : undefined;
   }
-  if ((m = /^(?:uncheck|untick|un-check|deselect|unselect|clear the checkbox) (.+)$/.exec(s))) {
+  if (on(/^(?:uncheck|untick|un-check|deselect|unselect|clear the checkbox) (.+)$/)) {
     const target = targetOf(m[1]!, values);
     return target ? { verb: 'uncheck', target } : undefined;
   }
-  if ((m = /^(?:check|tick|mark) (.+?)(?: as checked)?$/.exec(s))) {
+  if (on(/^(?:check|tick|mark) (.+?)(?: as checked)?$/)) {
     const target = targetOf(m[1]!, values);
     return target ? { verb: 'check', target } : undefined;
   }
-  if ((m = /^toggle (.+)$/.exec(s))) {
+  if (on(/^toggle (.+)$/)) {
     const target = targetOf(m[1]!, values);
     return target ? { verb: 'toggle', target } : undefined;
   }
-  if ((m = /^(?:hover|mouse over|mouseover|move the mouse over|point at)(?: over| on)? (.+)$/.exec(s))) {
+  if (on(/^(?:hover|mouse over|mouseover|move the mouse over|point at)(?: over| on)? (.+)$/)) {
     const target = targetOf(m[1]!, values);
     return target ? { verb: 'hover', target } : undefined;
   }
-  if ((m = /^double[- ]?click(?: on)? (.+)$/.exec(s))) {
+  if (on(/^double[- ]?click(?: on)? (.+)$/)) {
     const target = targetOf(m[1]!, values);
     return target ? { verb: 'dblclick', target } : undefined;
   }
-  if ((m = /^(?:click|tap|press|hit|push|open|follow|select|choose|activate)(?: on)? (.+)$/.exec(s))) {
+  if (on(/^(?:click|tap|press|hit|push|open|follow|select|choose|activate)(?: on)? (.+)$/)) {
     const target = targetOf(m[1]!, values);
     return target ? { verb: 'click', target } : undefined;
   }
