@@ -47,7 +47,7 @@ export async function extract<T = unknown>(
   const text = instruction?.trim();
   if (!text) {
     // No instruction: the page's text as the model would see it, for free.
-    const snap = await readPage(ctx, { budget: Number.MAX_SAFE_INTEGER });
+    const snap = await readPage(ctx, { budget: null });
     return {
       data: { pageText: snap.tree } as T,
       usage: emptyUsage(),
@@ -64,7 +64,7 @@ export async function extract<T = unknown>(
   }
   const { schema: idSchema, paths } = urlFieldsToIds(json);
   const replySchema = extractReply(z.fromJSONSchema(idSchema as Parameters<typeof z.fromJSONSchema>[0]));
-  const snap: Snapshot = await readPage(ctx, { keywords: keywordsOf(text) });
+  const snap: Snapshot = await readPage(ctx, { budget: null });
   const budget = ctx.options?.budget ?? EXTRACT_BUDGET;
   const parts = chunkTree(snap.tree, budget);
   const usage = { total: emptyUsage(ctx.llm.model) };

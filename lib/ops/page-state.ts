@@ -8,10 +8,11 @@ import type { OpContext } from './types.ts';
 /** A page read the way every op needs it: settled, snapshotted, secrets replaced by their names. */
 export async function readPage(
   ctx: OpContext,
-  extra: { keywords?: string[]; chunk?: number; budget?: number } = {},
+  extra: { keywords?: string[]; chunk?: number; budget?: number | null } = {},
 ): Promise<Snapshot> {
   await settle(ctx.page, { timeoutMs: 3000 });
-  const budget = extra.budget ?? ctx.options?.budget;
+  // null: the whole page (the caller splits it itself).
+  const budget = extra.budget === null ? undefined : (extra.budget ?? ctx.options?.budget);
   return snapshot(ctx.page, {
     ...(ctx.options?.selector ? { selector: ctx.options.selector } : {}),
     ...(budget !== undefined ? { budget } : {}),
