@@ -151,6 +151,8 @@ export async function startGuardProxy(
   });
 
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  // A proxy alone must not keep a process alive; the browsers using it do that.
+  server.unref();
   const port = (server.address() as net.AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}`,

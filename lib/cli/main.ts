@@ -69,4 +69,9 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-process.exitCode = await main(process.argv.slice(2));
+const code = await main(process.argv.slice(2));
+// Whatever a command left open (a browser after a failed navigation, the guard proxy) ends here.
+const { closeSharedBrowser } = await import('../browser/session.ts');
+const { closeGuardProxies } = await import('../browser/guard-proxy.ts');
+await Promise.allSettled([closeSharedBrowser(), closeGuardProxies()]);
+process.exit(code);

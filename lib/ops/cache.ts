@@ -7,13 +7,16 @@ import type { ActionCacheLike, CacheHit, CacheQuery } from './types.ts';
 
 /** Case, spacing, quote style and trailing punctuation do not change what an instruction means. */
 export function normalizeInstruction(text: string): string {
-  return text
-    .toLowerCase()
-    .replace(/[“”«»„"]/g, '"')
-    .replace(/[‘’`']/g, "'")
-    .replace(/\s+/g, ' ')
-    .replace(/[.!?\s]+$/, '')
-    .trim();
+  return (
+    text
+      .toLowerCase()
+      // Quotes only mark where a name starts and ends; `click "Sign in"` means `click Sign in`.
+      .replace(/[“”«»„"‘’`]/g, '')
+      .replace(/(^|\s)'|'(?=\s|$)/g, '$1')
+      .replace(/\s+/g, ' ')
+      .replace(/[.!?\s]+$/, '')
+      .trim()
+  );
 }
 
 /** Key parts: instruction, kind of page (URL pattern + structure), variable *names*. Never values. */

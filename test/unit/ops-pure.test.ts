@@ -58,7 +58,8 @@ describe('cache key', () => {
     variableNames: [],
   };
   it('ignores case, quote style and trailing punctuation', () => {
-    expect(normalizeInstruction(base.instruction)).toBe('click the "sign in" button');
+    expect(normalizeInstruction(base.instruction)).toBe('click the sign in button');
+    expect(normalizeInstruction("type 'a' into the user's box")).toBe("type a into the user's box");
     expect(cacheKey(base)).toBe(
       cacheKey({ ...base, instruction: 'click the "Sign in" button', url: 'https://x.test/login?next=/b' }),
     );

@@ -1,0 +1,156 @@
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../lib/api/app.ts';
+import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
+import { startBrowser } from '../support/browser.ts';
+import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
+import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
+import { idInPrompt } from '../support/ops-env.ts';
+
+let browser: Browser;
+let site: FixtureServer;
+let llm: ScriptedModel;
+let base: string;
+let server: ReturnType<typeof serve>;
+
+beforeAll(async () => {
+  [browser, site, llm] = await Promise.all([startBrowser(), startFixtureServer(), startScriptedModel()]);
+  const app = createApp({
+    keys: new Map([
+      ['key-a', 'tenant-a'],
+      ['key-b', 'tenant-b'],
+    ]),
+    policy: { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] },
+    browser: async () => browser,
+    env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: llm.openaiBaseURL },
+    maxBodyBytes: 64 * 1024,
+  });
+  server = await new Promise((resolve) => {
+    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+  });
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server?.close();
+  await closeGuardProxies();
+  await browser?.close();
+  await site?.close();
+  await llm?.close();
+});
+
+const post = (path: string, body: unknown, key: string | null = 'key-a') =>
+  fetch(base + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+
+describe('HTTP API over real HTTP', () => {
+  it('answers 401 without a key or with an unknown one', async () => {
+    for (const key of [null, 'nope']) {
+      const res = await post('/v1/act', { url: `${site.url}/login.html`, instruction: 'click Sign in' }, key);
+      expect(res.status).toBe(401);
+      expect((await res.json()).error.kind).toBe('unauthorized');
+    }
+  });
+
+  it('answers 400 naming the failing field', async () => {
+    const cases: [unknown, string][] = [
+      [{ instruction: 'click' }, 'url'],
+      [{ url: 'ftp://x', instruction: 'click' }, 'url'],
+      [{ url: `${site.url}/login.html`, instruction: 'x', options: { budget: 'lots' } }, 'options.budget'],
+      [{ url: `${site.url}/login.html`, instruction: 'x', variables: { 'bad name': 'v' } }, 'variables'],
+      [{ url: `${site.url}/login.html`, instruction: 'x', unknownField: 1 }, '(body)'],
+      [{ url: `${site.url}/login.html` }, 'instruction'],
+    ];
+    for (const [body, path] of cases) {
+      const res = await post('/v1/act', body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      const json = await res.json();
+      expect(json.error.kind).toBe('invalid');
+      expect(json.error.issues.map((i: { path: string }) => i.path).join(' ')).toContain(path);
+    }
+    const broken = await post('/v1/observe', '{"url": ');
+    expect(broken.status).toBe(400);
+    expect((await broken.json()).error.kind).toBe('invalid');
+  });
+
+  it('refuses bodies over the size limit and URLs the guard blocks', async () => {
+    const big = await post('/v1/act', { url: `${site.url}/login.html`, instruction: 'x'.repeat(70_000) });
+    expect(big.status).toBe(413);
+    const blocked = await post('/v1/observe', { url: 'http://169.254.169.254/latest/meta-data/' });
+    expect(blocked.status).toBe(403);
+    const json = await blocked.json();
+    expect(json.error.kind).toBe('blocked');
+    expect(json.error.message).toContain('169.254.169.254');
+  });
+
+  it('acts with zero tokens on a plain instruction (200)', async () => {
+    const res = await post('/v1/act', {
+      url: `${site.url}/login.html`,
+      instruction: 'click the Sign in button',
+    });
+    expect(res.status).toBe(200);
+    const json = await res.json();
+    expect(json.success).toBe(true);
+    expect(json.resolvedBy).toMatch(/matcher|cache/);
+    expect(json.usage.promptTokens).toBe(0);
+  });
+
+  it('acts through the model with a secret variable that never comes back', async () => {
+    llm.setHandler((r) => ({
+      json: {
+        elementId: idInPrompt(r.text, 'textbox', 'Email'),
+        method: 'fill',
+        arguments: ['%email%'],
+        twoStep: false,
+        reason: 'x',
+      },
+    }));
+    const res = await post('/v1/act', {
+      url: `${site.url}/login.html`,
+      instruction: 'put %email% where the address goes',
+      variables: { email: 'grace@navy.example' },
+    });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(JSON.parse(text).success).toBe(true);
+    expect(JSON.parse(text).usage.promptTokens).toBeGreaterThan(0);
+    expect(text).not.toContain('grace@navy.example');
+    expect(JSON.stringify(llm.requests)).not.toContain('grace@navy.example');
+  });
+
+  it('observes and extracts', async () => {
+    const obs = await post('/v1/observe', { url: `${site.url}/login.html` });
+    expect(obs.status).toBe(200);
+    expect((await obs.json()).elements.length).toBeGreaterThan(4);
+    llm.setHandler(() => ({ json: { data: { heading: 'Sign in to Acme' }, done: true } }));
+    const ext = await post('/v1/extract', {
+      url: `${site.url}/login.html`,
+      instruction: 'the page heading',
+      schema: { type: 'object', properties: { heading: { type: 'string' } }, required: ['heading'] },
+    });
+    expect(ext.status).toBe(200);
+    expect((await ext.json()).data).toEqual({ heading: 'Sign in to Acme' });
+  });
+
+  it('says which field is wrong when the model choice cannot work', async () => {
+    const res = await post('/v1/act', {
+      url: `${site.url}/login.html`,
+      instruction: 'log me in',
+      model: 'openai-compatible/none',
+    });
+    // openai-compatible without a base URL is a configuration error on the request: 400 naming model.
+    expect(res.status).toBe(400);
+    expect((await res.json()).error.message).toMatch(/^model: /);
+  });
+
+  it('serves /healthz and an OpenAPI document generated from the same schemas', async () => {
+    expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ ok: true });
+    const doc = await (await fetch(`${base}/openapi.json`)).json();
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/act', '/v1/observe', '/v1/extract']));
+    expect(doc.components.schemas.ActRequest.properties.instruction).toBeTruthy();
+  });
+});

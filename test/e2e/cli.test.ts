@@ -1,0 +1,97 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
+
+let site: FixtureServer;
+let dir: string;
+beforeAll(async () => {
+  site = await startFixtureServer();
+  dir = await mkdtemp(join(tmpdir(), 'bfn-cli-'));
+});
+afterAll(async () => {
+  await site?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['bin/browserfn.js', ...args],
+      {
+        // No model configured: everything here must work on the zero-token tier.
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          TMPDIR: process.env.TMPDIR,
+          BROWSERFN_CACHE_DIR: join(dir, 'cache'),
+          // The CLI opens the host you type; the cross-origin iframe's host needs the allow-list.
+          BROWSERFN_ALLOW_HOSTS: `127.0.0.1:${site.crossOriginPort}`,
+        },
+        timeout: 60_000,
+      },
+      (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+describe('browserfn CLI', () => {
+  it('snapshot prints the tree and a stats line', async () => {
+    const { code, stdout } = await cli('snapshot', `${site.url}/login.html`);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/\[\d+\] button: Sign in/);
+    expect(stdout).toMatch(/— \d+ elements \(\d+ interactive\), \d+ chars, ~\d+ tokens, [\d.]+ ms/);
+  });
+
+  it('snapshot --json prints the whole Snapshot, --som writes the marked screenshot', async () => {
+    const png = join(dir, 'som.png');
+    const { code, stdout } = await cli('snapshot', `${site.url}/iframes.html`, '--json', '--som', png);
+    expect(code).toBe(0);
+    const snap = JSON.parse(stdout);
+    const cross = snap.elements.find((e: { name: string }) => e.name === 'Cross save');
+    expect(cross.locator.xpath).toContain(' >> ');
+    expect(cross.box.width).toBeGreaterThan(0);
+    expect(snap.stats.tokens).toBeGreaterThan(0);
+    expect((await readFile(png)).subarray(1, 4).toString()).toBe('PNG');
+  });
+
+  it('act runs a plain instruction with zero tokens and no model configured', async () => {
+    const { code, stdout } = await cli('act', `${site.url}/login.html`, 'click the Sign in button');
+    expect(code).toBe(0);
+    const res = JSON.parse(stdout);
+    expect(res.success).toBe(true);
+    expect(res.resolvedBy).toMatch(/matcher|cache/);
+    expect(res.usage.promptTokens).toBe(0);
+  });
+
+  it('observe lists the interactive elements', async () => {
+    const { code, stdout } = await cli('observe', `${site.url}/login.html`);
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout).elements.map((e: { name: string }) => e.name)).toContain('Email');
+  });
+
+  it('bad input: one line, non-zero exit', async () => {
+    const cases: [string[], RegExp][] = [
+      [['snapshot'], /missing <url>/],
+      [['snapshot', 'not a url'], /must be an http\(s\) URL/],
+      [['snapshot', `${site.url}/`, '--budget', 'many'], /--budget expects a positive whole number/],
+      [['act', `${site.url}/login.html`], /missing "<instruction>"/],
+      [['fly'], /unknown command "fly"/],
+      [
+        ['extract', `${site.url}/login.html`, 'x', '--schema', join(dir, 'nope.json')],
+        /--schema: cannot read/,
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const { code, stderr } = await cli(...args);
+      expect(code, args.join(' ')).toBe(2);
+      expect(stderr.split('\n')[0]).toMatch(message);
+    }
+    const noModel = await cli('act', `${site.url}/login.html`, 'log me in');
+    expect(noModel.code).toBe(1);
+    expect(noModel.stderr).toMatch(/BROWSERFN_MODEL/);
+  });
+});
