@@ -4,6 +4,8 @@ import { guardedGoto } from '../browser/navigate.ts';
 import { findByLocator, type Located, locateById, locateByXPath, toLocator } from '../perception/locate.ts';
 import type { Snapshot } from '../perception/types.ts';
 import { classifyError, describeTarget, substitute } from './helpers.ts';
+import { watchNavigation } from './navigation-watch.ts';
+import { fastPointer, isChecked } from './pointer.ts';
 import type { Action, ActionErrorKind, ActionOutcome, ActionTarget } from './types.ts';
 
 export interface ExecuteContext {
@@ -111,7 +113,13 @@ async function scroll(page: Page, el: Located | undefined, arg: string | undefin
       : `scrolled ${spec.kind}`;
 }
 
-async function run(page: Page, action: Action, ctx: ExecuteContext): Promise<string> {
+/** What `run` learned that the caller needs afterwards. */
+interface RunNotes {
+  /** The input could well have started a navigation worth waiting for. */
+  mayNavigate: boolean;
+}
+
+async function run(page: Page, action: Action, ctx: ExecuteContext, notes: RunNotes): Promise<string> {
   const timeout = ctx.timeoutMs ?? 5000;
   const raw = action.args ?? [];
   const args = substitute(raw, ctx.variables);
@@ -133,9 +141,14 @@ async function run(page: Page, action: Action, ctx: ExecuteContext): Promise<str
         if (action.method === 'hover') await page.mouse.move(point.x, point.y);
         else await page.mouse.click(point.x, point.y, { clickCount: action.method === 'dblclick' ? 2 : 1 });
       } else if (el) {
-        if (action.method === 'click') await el.handle.click({ timeout });
-        else if (action.method === 'dblclick') await el.handle.dblclick({ timeout });
-        else await el.handle.hover({ timeout });
+        // Fast path first; Playwright's patient path (waits, retries, precise errors) otherwise.
+        const fast = await fastPointer(page, el.handle, action.method);
+        if (fast) notes.mayNavigate = fast.navigates;
+        else {
+          if (action.method === 'click') await el.handle.click({ timeout });
+          else if (action.method === 'dblclick') await el.handle.dblclick({ timeout });
+          else await el.handle.hover({ timeout });
+        }
       } else throw new ActionFailure('invalid', `${action.method} needs a target`);
       return `${action.method === 'dblclick' ? 'double-clicked' : action.method === 'hover' ? 'hovered' : 'clicked'} ${shown}`;
     }
@@ -158,6 +171,7 @@ async function run(page: Page, action: Action, ctx: ExecuteContext): Promise<str
     }
     case 'press': {
       need(1, 'a key such as Enter or Control+A');
+      notes.mayNavigate = /Enter$/.test(args[0]!);
       if (el) await el.handle.press(args[0]!, { timeout });
       else await page.keyboard.press(args[0]!);
       return `pressed ${raw[0]}${el ? ` on ${shown}` : ''}`;
@@ -165,6 +179,7 @@ async function run(page: Page, action: Action, ctx: ExecuteContext): Promise<str
     case 'select': {
       need(1, 'the option label or value');
       if (!el) throw new ActionFailure('invalid', 'select needs a target <select>');
+      notes.mayNavigate = false;
       const choice = args[0]!;
       // Resolve label, value or case-insensitive label in the page first: selectOption would
       // otherwise wait its whole timeout on the forms that do not match.
@@ -191,8 +206,16 @@ async function run(page: Page, action: Action, ctx: ExecuteContext): Promise<str
     case 'check':
     case 'uncheck': {
       if (!el) throw new ActionFailure('invalid', `${action.method} needs a target`);
-      if (action.method === 'check') await el.handle.check({ timeout });
-      else await el.handle.uncheck({ timeout });
+      notes.mayNavigate = false;
+      const want = action.method === 'check';
+      const now = await isChecked(el.handle).catch(() => undefined);
+      if (now !== want) {
+        const clicked = now !== undefined && (await fastPointer(page, el.handle, 'click'));
+        if (!clicked || (await isChecked(el.handle).catch(() => undefined)) !== want) {
+          if (want) await el.handle.check({ timeout });
+          else await el.handle.uncheck({ timeout });
+        }
+      }
       return `${action.method === 'check' ? 'checked' : 'unchecked'} ${shown}`;
     }
     case 'scroll':
@@ -266,6 +289,9 @@ async function run(page: Page, action: Action, ctx: ExecuteContext): Promise<str
   }
 }
 
+/** Inputs that can make the page navigate (links, submit buttons, Enter in a form). */
+const NAVIGATING_INPUTS = new Set<Action['method']>(['click', 'dblclick', 'press', 'check', 'select']);
+
 /**
  * Does one typed action. Logic failures (not found, not actionable, blocked…) come back as a
  * value with a kind; only programming errors throw.
@@ -290,10 +316,14 @@ export async function executeAction(
     if (error) outcome.error = error;
     return outcome;
   };
+  const watch = NAVIGATING_INPUTS.has(action.method) ? watchNavigation(page) : undefined;
+  const notes: RunNotes = { mayNavigate: true };
   try {
-    const message = await run(page, action, ctx);
+    const message = await run(page, action, ctx, notes);
+    await watch?.wait(notes.mayNavigate);
     return finish(true, message);
   } catch (err) {
+    await watch?.wait(false);
     const { kind, message } =
       err instanceof ActionFailure ? { kind: err.kind, message: err.message } : classifyError(err as Error);
     // Error text from the browser may quote what was typed; keep secrets out of it.

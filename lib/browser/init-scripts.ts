@@ -29,3 +29,13 @@ export const MUTATION_CLOCK = `(() => {
   const obs = new MutationObserver(() => { globalThis.__bfnLastMutation = performance.now(); });
   obs.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
 })()`;
+
+/**
+ * Our TypeScript runs under tsx/esbuild, which wraps named inner functions as `__name(fn, "x")`.
+ * Functions we hand to `evaluate` carry that call into the page, where no `__name` exists; this
+ * identity stand-in makes them run. Defined only when the page has none of its own.
+ */
+export const NAME_SHIM = `(() => {
+  if (typeof globalThis.__name === 'undefined')
+    Object.defineProperty(globalThis, '__name', { value: (f) => f, configurable: true, writable: true });
+})()`;

@@ -38,11 +38,10 @@ const DEFAULT_SCHEMA: JsonSchema = {
  * hrefs; long pages are read in parts until the model says it has everything (the flag rides on
  * the same reply, so no extra call per part).
  */
-export async function extract<T = unknown>(
-  ctx: OpContext,
-  instruction?: string,
-  schema?: ExtractSchema,
-): Promise<ExtractResult<T>> {
+export async function extract<
+  S extends ExtractSchema = JsonSchema,
+  T = S extends z.ZodType ? z.infer<S> : unknown,
+>(ctx: OpContext, instruction?: string, schema?: S): Promise<ExtractResult<T>> {
   const started = performance.now();
   const text = instruction?.trim();
   if (!text) {

@@ -13,6 +13,23 @@ export async function readPage(
   await settle(ctx.page, { timeoutMs: 3000 });
   // null: the whole page (the caller splits it itself).
   const budget = extra.budget === null ? undefined : (extra.budget ?? ctx.options?.budget);
+  try {
+    return await read(ctx, extra, budget);
+  } catch (err) {
+    // A navigation started by script after the last action replaced the document mid-read:
+    // wait for the new one and read that.
+    if (!/context was destroyed|navigat|detached/i.test((err as Error).message)) throw err;
+    await ctx.page.waitForLoadState('domcontentloaded').catch(() => undefined);
+    await settle(ctx.page, { timeoutMs: 3000 });
+    return read(ctx, extra, budget);
+  }
+}
+
+function read(
+  ctx: OpContext,
+  extra: { keywords?: string[]; chunk?: number },
+  budget: number | undefined,
+): Promise<Snapshot> {
   return snapshot(ctx.page, {
     ...(ctx.options?.selector ? { selector: ctx.options.selector } : {}),
     ...(budget !== undefined ? { budget } : {}),

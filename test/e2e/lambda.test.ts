@@ -1,4 +1,7 @@
-import type { APIGatewayProxyEventV2 } from 'hono/aws-lambda';
+import type { LambdaEvent } from 'hono/aws-lambda';
+
+type APIGatewayProxyEventV2 = Extract<LambdaEvent, { version: '2.0' }>;
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
 import { closeSharedBrowser } from '../../lib/browser/session.ts';

@@ -1,0 +1,64 @@
+import type { ElementHandle, Page } from 'playwright-core';
+
+/**
+ * Runs in the element's frame: brings it into view and checks, in one round trip, what
+ * Playwright would otherwise check over several (and after waiting two animation frames for
+ * "stable"): attached, visible, enabled, and actually the thing under the pointer at its centre.
+ */
+function readyForPointer(el: Element): { ok: true; navigates: boolean } | { ok: false; reason: string } {
+  if (!el.isConnected) return { ok: false, reason: 'detached' };
+  el.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+  const r = el.getBoundingClientRect();
+  if (r.width < 1 || r.height < 1) return { ok: false, reason: 'no size' };
+  const style = getComputedStyle(el);
+  if (style.visibility !== 'visible' || style.pointerEvents === 'none')
+    return { ok: false, reason: 'not visible' };
+  if (el.matches(':disabled') || el.getAttribute('aria-disabled') === 'true')
+    return { ok: false, reason: 'disabled' };
+  const root = el.getRootNode() as Document | ShadowRoot;
+  const hit = root.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+  if (!hit) return { ok: false, reason: 'outside the viewport' };
+  // The pointer lands on the element, inside it, or on a label that forwards to it.
+  const labelFor = hit.closest('label');
+  const forwards = !!labelFor && (labelFor as HTMLLabelElement).control === el;
+  if (hit === el || el.contains(hit) || hit.contains(el) || forwards) {
+    // Links and submit buttons are the clicks that usually load a new page.
+    const form = (el as HTMLButtonElement).form;
+    const submits =
+      !!form &&
+      (el.localName === 'button' || el.localName === 'input') &&
+      (el as HTMLButtonElement).type === 'submit';
+    return { ok: true, navigates: !!el.closest('a[href], area[href]') || submits };
+  }
+  return { ok: false, reason: 'covered by another element' };
+}
+
+/**
+ * A real mouse click (or hover) at the element's centre when the element is plainly ready, saying
+ * whether it is the kind of element that loads a page; undefined when it is not ready, so the
+ * caller falls back to Playwright's waiting, retrying path.
+ */
+export async function fastPointer(
+  page: Page,
+  handle: ElementHandle<Element>,
+  kind: 'click' | 'dblclick' | 'hover',
+): Promise<{ navigates: boolean } | undefined> {
+  const ready = await handle.evaluate(readyForPointer).catch(() => ({ ok: false as const, reason: 'gone' }));
+  if (!ready.ok) return undefined;
+  const box = await handle.boundingBox();
+  if (!box) return undefined;
+  const x = box.x + box.width / 2;
+  const y = box.y + box.height / 2;
+  if (kind === 'hover') await page.mouse.move(x, y);
+  else await page.mouse.click(x, y, { clickCount: kind === 'dblclick' ? 2 : 1 });
+  return { navigates: ready.navigates };
+}
+
+/** Current checked state of a checkbox / radio / switch, native or ARIA. */
+export async function isChecked(handle: ElementHandle<Element>): Promise<boolean | undefined> {
+  return handle.evaluate((el) => {
+    if (el instanceof HTMLInputElement && (el.type === 'checkbox' || el.type === 'radio')) return el.checked;
+    const aria = el.getAttribute('aria-checked') ?? el.getAttribute('aria-pressed');
+    return aria === null ? undefined : aria === 'true';
+  });
+}
