@@ -1,5 +1,16 @@
 import { settle } from '../browser/settle.ts';
-import type { ChatMessage, LlmClient, StructuredRequest, StructuredResult, Usage } from '../llm/types.ts';
+import {
+  addUsage,
+  type ChatMessage,
+  emptyUsage,
+  type LlmClient,
+  type StructuredRequest,
+  type StructuredResult,
+  type Usage,
+} from '../llm/types.ts';
+
+export { emptyUsage };
+
 import { snapshot } from '../perception/snapshot.ts';
 import { setOfMarks } from '../perception/som.ts';
 import type { Snapshot } from '../perception/types.ts';
@@ -57,23 +68,6 @@ export async function visionPart(ctx: OpContext, snap: Snapshot): Promise<ChatMe
 export function userMessage(text: string, image?: ChatMessage['content']): ChatMessage {
   if (!image || typeof image === 'string') return { role: 'user', content: text };
   return { role: 'user', content: [{ type: 'text', text }, ...image] };
-}
-
-export function emptyUsage(model = ''): Usage {
-  return { promptTokens: 0, completionTokens: 0, cachedTokens: 0, model, ms: 0, calls: 0 };
-}
-
-export function addUsage(a: Usage, b: Usage): Usage {
-  const out: Usage = {
-    promptTokens: a.promptTokens + b.promptTokens,
-    completionTokens: a.completionTokens + b.completionTokens,
-    cachedTokens: a.cachedTokens + b.cachedTokens,
-    model: b.model || a.model,
-    ms: a.ms + b.ms,
-    calls: a.calls + b.calls,
-  };
-  if (a.costUsd !== undefined || b.costUsd !== undefined) out.costUsd = (a.costUsd ?? 0) + (b.costUsd ?? 0);
-  return out;
 }
 
 /** Calls the model and adds its usage to the running total. */

@@ -6,15 +6,8 @@ import type { Snapshot } from './types.ts';
  * that contains another is not half-replaced.
  */
 export function redactSecrets(snapshot: Snapshot, secrets: Record<string, string> | undefined): Snapshot {
-  const pairs = Object.entries(secrets ?? {})
-    .filter(([, v]) => v.length > 0)
-    .sort((a, b) => b[1].length - a[1].length);
-  if (pairs.length === 0) return snapshot;
-  const scrub = (s: string): string => {
-    let out = s;
-    for (const [name, value] of pairs) if (out.includes(value)) out = out.split(value).join(`%${name}%`);
-    return out;
-  };
+  if (!secrets || Object.values(secrets).every((v) => !v)) return snapshot;
+  const scrub = (s: string): string => redactText(s, secrets);
   const scrubOpt = (s: string | undefined) => (s === undefined ? undefined : scrub(s));
   snapshot.tree = scrub(snapshot.tree);
   snapshot.url = scrub(snapshot.url);
