@@ -34,12 +34,15 @@ describe('classifyAddress', () => {
     expect(c.rule).toContain(rule);
   });
 
-  it.each(['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808'])(
-    '%s is public',
-    (ip) => {
-      expect(classifyAddress(ip)).toEqual({ blocked: false });
-    },
-  );
+  it.each([
+    '93.184.216.34',
+    '8.8.8.8',
+    '2606:4700:4700::1111',
+    '::ffff:8.8.8.8',
+    '64:ff9b::808:808',
+  ])('%s is public', (ip) => {
+    expect(classifyAddress(ip)).toEqual({ blocked: false });
+  });
 });
 
 describe('checkUrl', () => {
