@@ -87,10 +87,10 @@ interface PageResult {
 
 function loadPages(): BenchPage[] {
   const pages: BenchPage[] = FIXTURE_PAGES.map((p) => ({
-    name: p.name,
+    name: p.path.replace(/^\/|\.html$/g, ''),
     path: p.path,
-    targets: (p.targets ?? []).map((t) => ({ role: t.role, name: t.name })),
-    large: false,
+    targets: p.targets.map((t) => ({ role: t.role, name: t.name })),
+    large: p.path.includes('large'),
   }));
   if (!pages.some((p) => p.path.includes('large'))) {
     pages.push({ name: 'large', path: '/large.html', targets: [], large: true });
