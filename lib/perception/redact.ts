@@ -17,8 +17,6 @@ export function redactSecrets(snapshot: Snapshot, secrets: Record<string, string
     el.locator.name = scrub(el.locator.name);
     const value = scrubOpt(el.value);
     if (value !== undefined) el.value = value;
-    const context = scrubOpt(el.context);
-    if (context !== undefined) el.context = context;
     const url = scrubOpt(el.url);
     if (url !== undefined) el.url = url;
   }

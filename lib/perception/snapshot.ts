@@ -1,6 +1,6 @@
 import type { Frame, Page } from 'playwright-core';
 import type { RawCollect } from './injected/collect.ts';
-import { collectExpression } from './injected/source.ts';
+import { collectCall, collectInstall } from './injected/source.ts';
 import { attachFrames, idCounter } from './live.ts';
 import { domConfidence, pageSignature, shortHash } from './metrics.ts';
 import { redactSecrets } from './redact.ts';
@@ -33,15 +33,16 @@ interface Pending {
 }
 
 async function collectFrame(frame: Frame, opts: SnapshotOptions, main: boolean, nextId: number) {
-  const json = (await frame.evaluate(
-    collectExpression({
-      nextId,
-      main,
-      ...(main && opts.selector ? { selector: opts.selector } : {}),
-      ...(opts.ignore?.length ? { ignore: opts.ignore.join(', ') } : {}),
-      text: opts.text ?? true,
-    }),
-  )) as string;
+  const args = {
+    nextId,
+    main,
+    ...(main && opts.selector ? { selector: opts.selector } : {}),
+    ...(opts.ignore?.length ? { ignore: opts.ignore.join(', ') } : {}),
+    text: opts.text ?? true,
+  };
+  const json =
+    ((await frame.evaluate(collectCall(args))) as string | undefined) ??
+    ((await frame.evaluate(collectInstall(args))) as string);
   return JSON.parse(json) as RawCollect;
 }
 

@@ -1,4 +1,4 @@
-import type { RawCollect, RawElement, RawLine } from './injected/collect.ts';
+import type { PackedElement, RawCollect, RawLine } from './injected/collect.ts';
 import type { FrameInfo, SnapshotElement } from './types.ts';
 
 /** A line of the finished tree before selection: one element or one run of text. */
@@ -26,33 +26,43 @@ export interface FrameCollect {
 const intersects = (b: { x: number; y: number; width: number; height: number }, c: FrameCollect['clip']) =>
   b.width * b.height > 0 && b.x < c.x + c.w && b.x + b.width > c.x && b.y < c.y + c.h && b.y + b.height > c.y;
 
-function toElement(raw: RawElement, frame: FrameCollect, prefix: string): SnapshotElement {
+function toElement(packed: PackedElement, frame: FrameCollect, prefix: string): SnapshotElement {
+  const [id, role, name, tag, xpath, flags, url, rawBox, extra] = packed;
   const { x, y } = frame.info.offset;
-  const box = raw.box
-    ? { x: raw.box[0] + x, y: raw.box[1] + y, width: raw.box[2], height: raw.box[3] }
+  const box = rawBox
+    ? { x: rawBox[0] + x, y: rawBox[1] + y, width: rawBox[2], height: rawBox[3] }
     : undefined;
   const el: SnapshotElement = {
-    id: raw.id,
-    role: raw.role,
-    name: raw.name,
-    tag: raw.tag,
+    id,
+    role,
+    name,
+    tag,
     frame: frame.info.index,
-    locator: { xpath: prefix ? `${prefix} >> ${raw.xpath}` : raw.xpath, role: raw.role, name: raw.name },
-    inViewport: box ? intersects(box, frame.clip) : false,
-    interactive: raw.interactive,
-    states: raw.states as SnapshotElement['states'],
+    locator: { xpath: prefix ? `${prefix} >> ${xpath}` : xpath, role, name },
+    inViewport: box ? (flags & 1) === 1 && intersects(box, frame.clip) : false,
+    interactive: (flags & 2) === 2,
+    states: (extra ? (extra.states ?? {}) : {}) as SnapshotElement['states'],
   };
   if (box) el.box = box;
-  if (raw.url) el.url = raw.url;
-  if (raw.scrollable) el.scrollable = true;
-  if (raw.value !== undefined) el.value = raw.value;
-  if (raw.placeholder) el.placeholder = raw.placeholder;
-  if (raw.label) el.label = raw.label;
-  if (raw.context) el.context = raw.context;
-  if (raw.inputType) el.inputType = raw.inputType;
-  if (raw.options) el.options = raw.options;
+  if (url) el.url = url.startsWith('/') ? originOf(frame.raw.url) + url : url;
+  if (flags & 4) el.scrollable = true;
+  if (extra) {
+    if (extra.value !== undefined) el.value = extra.value;
+    if (extra.placeholder) el.placeholder = extra.placeholder;
+    if (extra.label) el.label = extra.label;
+    if (extra.inputType) el.inputType = extra.inputType;
+    if (extra.options) el.options = extra.options;
+  }
   return el;
 }
+
+const originOf = (url: string): string => {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return '';
+  }
+};
 
 /**
  * Splices every frame's lines under its <iframe> line and converts coordinates to the top-level
@@ -75,7 +85,7 @@ export function assemble(frames: FrameCollect[]): { lines: TreeLine[]; elements:
   const emit = (frame: FrameCollect, baseDepth: number) => {
     const prefix = frame.info.parent === undefined ? '' : frame.info.xpath;
     const byId = new Map<number, SnapshotElement>();
-    for (const raw of frame.raw.elements) byId.set(raw.id, toElement(raw, frame, prefix));
+    for (const packed of frame.raw.elements) byId.set(packed[0], toElement(packed, frame, prefix));
     const kids = childrenOf.get(frame.info.index) ?? [];
     const stack: number[] = [];
     frame.raw.lines.forEach((raw: RawLine, i) => {
@@ -178,7 +188,7 @@ export function selectBudget(
     if (words.some((w) => lower.includes(w))) p += 8;
     if (l.interactive) p += 4;
     if (l.inViewport) p += 3;
-    if (l.text.startsWith('heading\u0000')) p += 2;
+    if (/^(?:h[1-6]|heading)\u0000/.test(l.text)) p += 2;
     return p;
   };
   const order = lines.map((l, i) => [priority(l), i] as const).sort((a, b) => b[0] - a[0] || a[1] - b[1]);

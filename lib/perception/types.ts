@@ -56,8 +56,6 @@ export interface SnapshotElement {
   placeholder?: string;
   /** Visible label text (from <label>, aria-labelledby) kept apart from the name for matching. */
   label?: string;
-  /** Text just before the element (a heading, a row caption) that helps tell twins apart. */
-  context?: string;
   inputType?: string;
   options?: string[];
   states: ElementStates;

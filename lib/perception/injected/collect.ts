@@ -20,25 +20,32 @@ export interface CollectOptions {
 /** [depth, text, elementId (0 = none), flags, docTop] — flags: 1 interactive, 2 in viewport, 4 frame slot. */
 export type RawLine = [number, string, number, number, number];
 
-export interface RawElement {
-  id: number;
-  role: string;
-  name: string;
-  tag: string;
-  xpath: string;
-  url?: string;
-  box?: [number, number, number, number];
-  inViewport: boolean;
-  interactive: boolean;
-  scrollable?: boolean;
+/** Rarely present element fields, sent only when there is something to send. */
+export interface PackedExtra {
   value?: string;
   placeholder?: string;
   label?: string;
-  context?: string;
   inputType?: string;
   options?: string[];
-  states: Record<string, boolean | string>;
+  states?: Record<string, boolean | string>;
 }
+
+/**
+ * One element, as a tuple to keep big pages' payloads small:
+ * [id, role, name, tag, xpath, flags (1 in viewport, 2 interactive, 4 scrollable), url | 0,
+ *  [x, y, w, h] | 0, extra | 0]. A url starting with `/` is relative to the frame's origin.
+ */
+export type PackedElement = [
+  number,
+  string,
+  string,
+  string,
+  string,
+  number,
+  string | 0,
+  [number, number, number, number] | 0,
+  PackedExtra | 0,
+];
 
 export interface RawFrameSlot {
   key: number;
@@ -55,7 +62,7 @@ export interface RawCollect {
   url: string;
   title: string;
   lines: RawLine[];
-  elements: RawElement[];
+  elements: PackedElement[];
   frames: RawFrameSlot[];
   nextId: number;
   viewport: { width: number; height: number; scrollX: number; scrollY: number; docHeight: number };
@@ -89,10 +96,11 @@ export function collect(opts: CollectOptions): RawCollect {
   g.__bfnSeen = true;
 
   const lines: RawLine[] = [];
-  const elements: RawElement[] = [];
+  const elements: PackedElement[] = [];
+  const origin = location.origin;
+  const hasBase = !!doc.querySelector('base[href]');
   const frames: RawFrameSlot[] = [];
   const counts = { nodes: 0, canvas: 0, canvasArea: 0, svgIcons: 0, unlabelled: 0, semantic: 0 };
-  let lastText = '';
 
   const INTERACTIVE_ROLES = new Set([
     'button',
@@ -165,6 +173,31 @@ export function collect(opts: CollectOptions): RawCollect {
     'status',
   ]);
   const LANDMARK_SCOPES = new Set(['ARTICLE', 'ASIDE', 'MAIN', 'NAV', 'SECTION']);
+  const PHRASING = new Set([
+    'b',
+    'i',
+    'em',
+    'strong',
+    'span',
+    'sup',
+    'sub',
+    'small',
+    'code',
+    'abbr',
+    'cite',
+    'mark',
+    'u',
+    's',
+    'q',
+    'time',
+    'var',
+    'kbd',
+    'samp',
+    'bdi',
+    'bdo',
+    'font',
+    'wbr',
+  ]);
 
   const clean = (s: string | null | undefined): string => (s ? s.replace(/\s+/g, ' ').trim() : '');
   const cap = (s: string, n: number): string => (s.length > n ? s.slice(0, n - 1) + '…' : s);
@@ -434,6 +467,9 @@ export function collect(opts: CollectOptions): RawCollect {
   function urlOf(el: Element): string | undefined {
     const tag = el.localName;
     if (tag === 'a' || tag === 'area') {
+      const raw = el.getAttribute('href') ?? '';
+      // An origin-relative path needs no resolving: it travels as is and the caller adds the origin.
+      if (raw.startsWith('/') && !raw.startsWith('//') && !raw.includes('..') && !hasBase) return raw;
       const href = (el as HTMLAnchorElement).href;
       return href && !href.startsWith('javascript:') ? href : undefined;
     }
@@ -532,7 +568,6 @@ export function collect(opts: CollectOptions): RawCollect {
       lines.push([depth, text, 0, inView ? 2 : 0, top]);
       inlineOpen = true;
     }
-    lastText = text;
   }
 
   function breakInline() {
@@ -588,6 +623,22 @@ export function collect(opts: CollectOptions): RawCollect {
     const display = style.display;
     if (display === 'none') return;
     const isContents = display === 'contents';
+    // Plain inline wrappers (<b>, <span>, <sup>…) are most of a text-heavy page and never a line
+    // of their own: skip their geometry and role work, keep walking their text.
+    if (
+      display === 'inline' &&
+      PHRASING.has(tag) &&
+      !el.hasAttribute('role') &&
+      !el.hasAttribute('tabindex') &&
+      !el.hasAttribute('onclick') &&
+      !el.hasAttribute('aria-label') &&
+      style.visibility === 'visible' &&
+      (style.cursor !== 'pointer' || cursor === 'pointer') &&
+      !shadowOf(el)
+    ) {
+      walkChildren(el, depth, style.cursor, root, nameCovered);
+      return;
+    }
     const rect = el.getBoundingClientRect();
     const hidden =
       style.visibility === 'hidden' ||
@@ -723,46 +774,59 @@ export function collect(opts: CollectOptions): RawCollect {
       registry.set(id, el);
       const value = currentValue(el, role);
       const placeholder = clean(el.getAttribute('placeholder')) || undefined;
-      const rec: RawElement = {
-        id,
-        role,
-        name: cap(name, 160),
-        tag,
-        xpath: xpathChain(el),
-        inViewport: inView,
-        interactive,
-        states: statesOf(el, role),
-      };
-      if (url) rec.url = url;
-      if (rect.width > 0 || rect.height > 0) rec.box = [rect.left, rect.top, rect.width, rect.height];
-      if (scrollable) rec.scrollable = true;
-      if (value !== undefined) rec.value = cap(value, 200);
-      if (placeholder) rec.placeholder = placeholder;
-      if (label) rec.label = label;
-      if (lastText) rec.context = cap(lastText, 80);
-      if (tag === 'input') rec.inputType = (el as unknown as HTMLInputElement).type;
+      const extra: PackedExtra = {};
+      const states = statesOf(el, role);
+      for (const _ in states) {
+        extra.states = states;
+        break;
+      }
+      if (value !== undefined) extra.value = cap(value, 200);
+      if (placeholder) extra.placeholder = placeholder;
+      if (label) extra.label = label;
+      if (tag === 'input') extra.inputType = (el as unknown as HTMLInputElement).type;
       if (tag === 'select') {
-        rec.options = Array.from((el as unknown as HTMLSelectElement).options).map((o) =>
+        extra.options = Array.from((el as unknown as HTMLSelectElement).options).map((o) =>
           clean(o.label || o.text),
         );
       }
-      elements.push(rec);
+      let hasExtra = false;
+      for (const _ in extra) {
+        hasExtra = true;
+        break;
+      }
+      // Same-origin URLs travel without their origin; the caller puts it back.
+      const shortUrl =
+        url && origin !== 'null' && url.startsWith(`${origin}/`) ? url.slice(origin.length) : url;
+      elements.push([
+        id,
+        role,
+        cap(name, 160),
+        tag,
+        xpathChain(el),
+        (inView ? 1 : 0) | (interactive ? 2 : 0) | (scrollable ? 4 : 0),
+        shortUrl || 0,
+        // Whole pixels are precise enough to click and cost half the bytes.
+        rect.width > 0 || rect.height > 0
+          ? [Math.round(rect.left), Math.round(rect.top), Math.round(rect.width), Math.round(rect.height)]
+          : 0,
+        hasExtra ? extra : 0,
+      ]);
     }
-    let text = name;
+    // Headings read as `h2: Title`: the level says it is a heading, in fewer tokens.
+    let shown = role;
     if (role === 'heading') {
       const level = /^h([1-6])$/.exec(tag)?.[1] ?? el.getAttribute('aria-level');
-      if (level) text = `${name} (h${level})`;
+      if (level) shown = `h${level}`;
     }
     const line: RawLine = [
       depth,
-      `${role}\u0000${text}`,
+      `${shown}\u0000${name}`,
       id,
       (interactive ? 1 : 0) | (inView ? 2 : 0),
-      rect.top + scrollY,
+      Math.round(rect.top + scrollY),
     ];
     lines.push(line);
     inlineOpen = false;
-    if (name) lastText = name;
     void root;
   }
 

@@ -9,9 +9,18 @@ function expression(fn: (arg: never) => unknown, arg: unknown): string {
   return `(() => { const __name = (f) => f; return (${fn.toString()})(${JSON.stringify(arg)}); })()`;
 }
 
-/** Returned as one JSON string: Playwright's own value serialisation is far slower on big results. */
-export const collectExpression = (opts: CollectOptions): string =>
-  `JSON.stringify(${expression(collect, opts)})`;
+/**
+ * The collector is compiled once per document and kept on a non-enumerable global; later calls
+ * send only the options. Results travel as one JSON string: Playwright's own value serialisation
+ * is far slower on big results.
+ */
+export const collectCall = (opts: CollectOptions): string =>
+  `(() => { const f = globalThis.__bfnCollect; return f ? JSON.stringify(f(${JSON.stringify(opts)})) : undefined; })()`;
+
+export const collectInstall = (opts: CollectOptions): string =>
+  `(() => { const __name = (f) => f; const f = (${collect.toString()});
+    Object.defineProperty(globalThis, '__bfnCollect', { value: f, configurable: true });
+    return JSON.stringify(f(${JSON.stringify(opts)})); })()`;
 
 export const resolveExpression = (chain: string, mark: boolean): string =>
   expression(resolveLocator, { chain, mark });
