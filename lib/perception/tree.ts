@@ -188,7 +188,8 @@ export function selectBudget(
     if (words.some((w) => lower.includes(w))) p += 8;
     if (l.interactive) p += 4;
     if (l.inViewport) p += 3;
-    if (/^(?:h[1-6]|heading)\u0000/.test(l.text)) p += 2;
+    const role = l.text.slice(0, Math.max(0, l.text.indexOf('\u0000')));
+    if (role === 'heading' || /^h[1-6]$/.test(role)) p += 2;
     return p;
   };
   const order = lines.map((l, i) => [priority(l), i] as const).sort((a, b) => b[0] - a[0] || a[1] - b[1]);
