@@ -154,7 +154,8 @@ export function formatLine(line: TreeLine, el: SnapshotElement | undefined): str
   return out;
 }
 
-export const estimateTokens = (text: string): number => Math.ceil(text.length / 4);
+/** Tokens a model will count (o200k-like); outlines tokenize at about 3 chars a token (numbers, ids, indents). */
+export const estimateTokens = (text: string): number => Math.ceil(text.length / 3);
 
 export interface Selection {
   keep: boolean[];

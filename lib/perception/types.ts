@@ -80,7 +80,7 @@ export interface SnapshotStats {
   interactive: number;
   lines: number;
   chars: number;
-  /** Estimated tokens of `tree` (≈ chars / 4 on this kind of text; benchmarks use a real tokenizer). */
+  /** Estimated tokens of `tree` (chars / 3, close to o200k on outlines; benchmarks use the real tokenizer). */
   tokens: number;
   ms: number;
   /** Lines left out by the token budget / chunking. */

@@ -103,19 +103,19 @@ describe('selectBudget', () => {
   ];
   const rendered = lines.map((l) => formatLine(l, undefined));
   it('keeps interactive lines before text and reports what it left out', () => {
-    const sel = selectBudget(lines, rendered, 12);
+    const sel = selectBudget(lines, rendered, 17);
     expect(sel.keep).toEqual([true, false, true, true]);
     expect(sel.omitted).toBe(1);
     expect(sel.omittedInteractive).toBe(0);
   });
   it('keyword matches win over plain interactive lines', () => {
-    const sel = selectBudget(lines, rendered, 8, ['checkout']);
+    const sel = selectBudget(lines, rendered, 11, ['checkout']);
     expect(sel.keep[2]).toBe(true);
     expect(sel.keep[3]).toBe(false);
     expect(sel.omittedInteractive).toBe(1);
   });
   it("always brings a kept line's ancestors", () => {
-    const sel = selectBudget(lines, rendered, 6, ['help']);
+    const sel = selectBudget(lines, rendered, 9, ['help']);
     expect(sel.keep[3]).toBe(true);
     expect(sel.keep[0]).toBe(true);
   });
