@@ -147,6 +147,25 @@ describe('HTTP API over real HTTP', () => {
     expect((await res.json()).error.message).toMatch(/^model: /);
   });
 
+  it('answers 504 when a request outlives its deadline, and frees the page', async () => {
+    const slowApp = createApp({
+      keys: new Map([['k', 't']]),
+      policy: { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] },
+      browser: async () => browser,
+      env: {},
+      requestTimeoutMs: 400,
+    });
+    const started = Date.now();
+    const res = await slowApp.request('/v1/observe', {
+      method: 'POST',
+      headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `${site.url}/slow?ms=3000` }),
+    });
+    expect(res.status).toBe(504);
+    expect((await res.json()).error.kind).toBe('timeout');
+    expect(Date.now() - started).toBeLessThan(2500);
+  });
+
   it('serves /healthz and an OpenAPI document generated from the same schemas', async () => {
     expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ ok: true });
     const doc = await (await fetch(`${base}/openapi.json`)).json();

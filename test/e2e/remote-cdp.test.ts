@@ -1,0 +1,86 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NetworkBlockedError } from '../../lib/browser/guard.ts';
+import { chromiumArgs, embeddedExecutablePath } from '../../lib/browser/launch.ts';
+import { openSession } from '../../lib/browser/session.ts';
+import { act } from '../../lib/ops/act.ts';
+import { observe } from '../../lib/ops/observe.ts';
+import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
+import { opContext } from '../support/ops-env.ts';
+
+/** A browser we did not launch through Playwright, reachable only over CDP — like Browserbase or Steel. */
+let chrome: ChildProcess;
+let cdpUrl: string;
+let profile: string;
+let site: FixtureServer;
+
+beforeAll(async () => {
+  site = await startFixtureServer();
+  profile = await mkdtemp(join(tmpdir(), 'bfn-remote-'));
+  chrome = spawn(
+    await embeddedExecutablePath(),
+    [...chromiumArgs(), '--remote-debugging-port=0', `--user-data-dir=${profile}`, 'about:blank'],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  cdpUrl = await new Promise<string>((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => reject(new Error(`no DevTools URL in:\n${seen}`)), 20_000);
+    chrome.stderr!.on('data', (d: Buffer) => {
+      seen += d.toString();
+      const m = /DevTools listening on (ws:\/\/\S+)/.exec(seen);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+  });
+});
+afterAll(async () => {
+  chrome?.kill('SIGKILL');
+  await site?.close();
+  await rm(profile, { recursive: true, force: true });
+});
+
+const policy = () => ({ allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] });
+
+describe('remote browser over CDP', () => {
+  it('keeps page state across separate calls (as across Lambdas)', async () => {
+    const first = await openSession({ cdpUrl, url: `${site.url}/login.html`, policy: policy() });
+    try {
+      const typed = await act(opContext(first), 'type "kept@state.example" into the email field');
+      expect(typed.success).toBe(true);
+    } finally {
+      await first.close();
+    }
+    // A new connection, no URL: it picks up the same page where the last call left it.
+    const second = await openSession({ cdpUrl, policy: policy() });
+    try {
+      expect(second.page.url()).toBe(`${site.url}/login.html`);
+      const seen = await observe(opContext(second));
+      expect(seen.elements.find((e) => e.name === 'Email')).toBeTruthy();
+      expect(await second.page.locator('#email').inputValue()).toBe('kept@state.example');
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('guards the remote browser request by request', async () => {
+    const err = await openSession({
+      cdpUrl,
+      url: `http://127.0.0.1:${site.crossOriginPort}/login.html`,
+      policy: policy(),
+    }).catch((e) => e);
+    expect(err).toBeInstanceOf(NetworkBlockedError);
+    const s = await openSession({ cdpUrl, url: `${site.url}/iframes.html`, policy: policy() });
+    try {
+      // The cross-origin iframe's host is not allowed: the page loads, that frame does not.
+      await s.page.waitForTimeout(200);
+      expect(s.guard?.blocked.some((b) => b.url.includes(`:${site.crossOriginPort}/`))).toBe(true);
+    } finally {
+      await s.close();
+    }
+  });
+});
