@@ -61,7 +61,7 @@ export function keywordsOf(instruction: string): string[] {
 
 /** The set-of-marks screenshot as a message part (secret-valued fields are painted over). */
 export async function visionPart(ctx: OpContext, snap: Snapshot): Promise<ChatMessage['content']> {
-  const png = await setOfMarks(ctx.page, snap);
+  const png = await setOfMarks(ctx.page, snap, ctx.variables ? { secrets: ctx.variables } : {});
   return [{ type: 'image', mediaType: 'image/png', data: png.toString('base64') }];
 }
 

@@ -55,8 +55,27 @@ export function marksFor(snapshot: Snapshot): Mark[] {
     });
 }
 
-/** Draws the marks in a closed shadow root on top of everything; returns nothing the page can see. */
-function drawMarks(marks: Mark[]): void {
+/**
+ * Boxes (viewport coordinates) of visible text that contains a secret value: a status line that
+ * echoes what was typed must not end up in a picture sent to a model.
+ */
+function secretTextRects(values: string[]): { x: number; y: number; w: number; h: number }[] {
+  const out: { x: number; y: number; w: number; h: number }[] = [];
+  if (values.length === 0) return out;
+  const walker = document.createTreeWalker(document.body ?? document.documentElement, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const text = n.nodeValue ?? '';
+    if (!values.some((v) => text.includes(v))) continue;
+    const range = document.createRange();
+    range.selectNodeContents(n);
+    for (const r of Array.from(range.getClientRects()))
+      out.push({ x: r.left, y: r.top, w: r.width, h: r.height });
+  }
+  return out;
+}
+
+/** Draws the marks in a shadow root on top of everything; removed right after the screenshot. */
+function drawMarks(marks: Mark[], secrets: { x: number; y: number; w: number; h: number }[]): void {
   const host = document.createElement('div');
   host.setAttribute('data-bfn-som', '');
   host.style.cssText = 'position:fixed;inset:0;z-index:2147483647;pointer-events:none;';
@@ -69,6 +88,11 @@ function drawMarks(marks: Mark[]): void {
     const above = m.y >= 14;
     label.style.cssText = `position:fixed;left:${Math.max(0, m.x)}px;top:${above ? m.y - 14 : m.y}px;background:${m.colour};color:#fff;font:bold 11px/14px monospace;padding:0 3px;`;
     root.append(box, label);
+  }
+  for (const r of secrets) {
+    const cover = document.createElement('div');
+    cover.style.cssText = `position:fixed;left:${r.x - 2}px;top:${r.y - 2}px;width:${r.w + 4}px;height:${r.h + 4}px;background:#222;`;
+    root.append(cover);
   }
   document.documentElement.append(host);
 }
@@ -84,13 +108,29 @@ function removeMarks(): void {
 export async function setOfMarks(
   page: Page,
   snapshot: Snapshot,
-  options: { path?: string } = {},
+  options: { path?: string; secrets?: Record<string, string> } = {},
 ): Promise<Buffer> {
   const marks = marksFor(snapshot);
-  await page.evaluate(`(${drawMarks.toString()})(${JSON.stringify(marks)})`);
+  const values = Object.values(options.secrets ?? {}).filter((v) => v.length > 0);
+  const hidden = await findSecretText(page, values);
+  await page.evaluate(`(${drawMarks.toString()})(${JSON.stringify(marks)}, ${JSON.stringify(hidden)})`);
   try {
     return await page.screenshot({ type: 'png', ...(options.path ? { path: options.path } : {}) });
   } finally {
     await page.evaluate(`(${removeMarks.toString()})()`).catch(() => undefined);
   }
+}
+
+/** Where on screen (top document) text holding a secret value is shown. */
+export async function findSecretText(
+  page: Page,
+  values: string[],
+): Promise<{ x: number; y: number; w: number; h: number }[]> {
+  if (values.length === 0) return [];
+  return (await page.evaluate(`(${secretTextRects.toString()})(${JSON.stringify(values)})`)) as {
+    x: number;
+    y: number;
+    w: number;
+    h: number;
+  }[];
 }

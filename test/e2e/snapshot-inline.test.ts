@@ -1,8 +1,9 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { diffSnapshots } from '../../lib/perception/diff.ts';
+import { redactSecrets } from '../../lib/perception/redact.ts';
 import { snapshot } from '../../lib/perception/snapshot.ts';
-import { setOfMarks } from '../../lib/perception/som.ts';
+import { findSecretText, setOfMarks } from '../../lib/perception/som.ts';
 import { openPage, startBrowser } from '../support/browser.ts';
 import { locatorMismatches } from '../support/roundtrip.ts';
 
@@ -139,6 +140,21 @@ describe('snapshot on real Chromium', () => {
     expect(png.subarray(1, 4).toString()).toBe('PNG');
     // The overlay is gone afterwards: the page is as it was.
     expect(await page.locator('[data-bfn-som]').count()).toBe(0);
+  });
+
+  it('finds on-screen text that shows a secret, so screenshots can paint it over', async () => {
+    await page.setContent(
+      '<input aria-label="Email" value="ada@example.com"><p id="s">Signed in as ada@example.com</p>',
+    );
+    const rects = await findSecretText(page, ['ada@example.com']);
+    const status = (await page.locator('#s').boundingBox())!;
+    expect(rects.length).toBeGreaterThan(0);
+    expect(rects.some((r) => Math.abs(r.y - status.y) < 4)).toBe(true);
+    const snap = redactSecrets(await snapshot(page), { email: 'ada@example.com' });
+    const field = snap.elements.find((e) => e.name === 'Email')!;
+    expect(field.value).toBe('%email%');
+    const png = await setOfMarks(page, snap, { secrets: { email: 'ada@example.com' } });
+    expect(png.length).toBeGreaterThan(100);
   });
 
   it('scores DOM confidence low on a canvas page with unlabelled icon buttons', async () => {
