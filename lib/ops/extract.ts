@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Snapshot } from '../perception/types.ts';
 import { chunkTree } from './chunks.ts';
-import { ask, emptyUsage, keywordsOf, readPage, userMessage, visionPart } from './page-state.ts';
+import { ask, emptyUsage, readPage, userMessage, visionPart } from './page-state.ts';
 import { EXTRACT_SYSTEM, extractUser, VISION_NOTE } from './prompts.ts';
 import { extractReply } from './replies.ts';
 import { type ExtractResult, type OpContext, OpError } from './types.ts';
