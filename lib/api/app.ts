@@ -156,6 +156,24 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     async (c) => {
       const body = c.req.valid('json');
       const input = body.instruction ?? body.action!;
+      const target = body.action && 'target' in body.action ? body.action.target : undefined;
+      if (target && 'id' in target && !body.cdpUrl)
+        return c.json(
+          {
+            error: {
+              kind: 'invalid',
+              message:
+                'action.target.id: an element id only means something on the page it came from; with url, send target.locator (the selector from observe)',
+              issues: [
+                {
+                  path: 'action.target.id',
+                  message: 'use target.locator, or cdpUrl to stay on the same page',
+                },
+              ],
+            },
+          },
+          400,
+        );
       const result = await run(c, body, (ctx) => act(ctx, input as Parameters<typeof act>[1]));
       return c.json(result as never, 200);
     },

@@ -16,6 +16,9 @@ import { setOfMarks } from '../perception/som.ts';
 import type { Snapshot } from '../perception/types.ts';
 import type { OpContext } from './types.ts';
 
+/** Page text per act / observe prompt unless the call says otherwise: enough for any ordinary page. */
+export const DEFAULT_PAGE_BUDGET = 6000;
+
 /** A page read the way every op needs it: settled, snapshotted, secrets replaced by their names. */
 export async function readPage(
   ctx: OpContext,
@@ -23,7 +26,8 @@ export async function readPage(
 ): Promise<Snapshot> {
   await settle(ctx.page, { timeoutMs: 3000 });
   // null: the whole page (the caller splits it itself).
-  const budget = extra.budget === null ? undefined : (extra.budget ?? ctx.options?.budget);
+  const budget =
+    extra.budget === null ? undefined : (extra.budget ?? ctx.options?.budget ?? DEFAULT_PAGE_BUDGET);
   try {
     return await read(ctx, extra, budget);
   } catch (err) {

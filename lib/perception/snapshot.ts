@@ -146,6 +146,12 @@ export async function snapshot(page: Page, options: SnapshotCallOptions = {}): P
     }
   }
 
+  // Child frames handed out ids after the main frame did: the main frame keeps the page's high-water mark.
+  if (collected.length > 1)
+    await page
+      .mainFrame()
+      .evaluate(`globalThis.__bfnNextId = Math.max(globalThis.__bfnNextId || 1, ${counter.next})`)
+      .catch(() => undefined);
   const { lines, elements: allElements } = assemble(collected);
   const byId = new Map<number, SnapshotElement>(allElements.map((e) => [e.id, e]));
   const rendered = lines.map((l) => formatLine(l, l.id ? byId.get(l.id) : undefined));

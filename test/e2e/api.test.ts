@@ -64,6 +64,7 @@ describe('HTTP API over real HTTP', () => {
       [{ url: `${site.url}/login.html`, instruction: 'x', variables: { 'bad name': 'v' } }, 'variables'],
       [{ url: `${site.url}/login.html`, instruction: 'x', unknownField: 1 }, '(body)'],
       [{ url: `${site.url}/login.html` }, 'instruction'],
+      [{ url: `${site.url}/login.html`, action: { method: 'click', target: { id: 3 } } }, 'action.target.id'],
     ];
     for (const [body, path] of cases) {
       const res = await post('/v1/act', body);

@@ -8,6 +8,7 @@ import { chromiumArgs, embeddedExecutablePath } from '../../lib/browser/launch.t
 import { openSession } from '../../lib/browser/session.ts';
 import { act } from '../../lib/ops/act.ts';
 import { observe } from '../../lib/ops/observe.ts';
+import { snapshot } from '../../lib/perception/snapshot.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
 import { opContext } from '../support/ops-env.ts';
 
@@ -62,6 +63,13 @@ describe('remote browser over CDP', () => {
       const seen = await observe(opContext(second));
       expect(seen.elements.find((e) => e.name === 'Email')).toBeTruthy();
       expect(await second.page.locator('#email').inputValue()).toBe('kept@state.example');
+      // New elements on a page another connection already numbered get fresh ids, never reused ones.
+      await second.page.evaluate(
+        `document.body.insertAdjacentHTML('beforeend', '<button>Added later</button>')`,
+      );
+      const snap = await snapshot(second.page);
+      const ids = snap.elements.map((e) => e.id);
+      expect(new Set(ids).size).toBe(ids.length);
     } finally {
       await second.close();
     }

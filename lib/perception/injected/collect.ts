@@ -92,7 +92,10 @@ export function collect(opts: CollectOptions): RawCollect {
   const registry = new Map<number, Element>();
   g.__bfnEls = registry;
   let nextId = opts.nextId;
+  // A document never snapshotted starts at 1. Otherwise never go below what this document already
+  // handed out: another connection to the same page (a new Lambda over CDP) starts its own count.
   if (opts.main && !g.__bfnSeen) nextId = 1;
+  else nextId = Math.max(nextId, (g.__bfnNextId as number | undefined) ?? 1);
   g.__bfnSeen = true;
 
   const lines: RawLine[] = [];
@@ -831,6 +834,7 @@ export function collect(opts: CollectOptions): RawCollect {
   }
 
   walkNode(scopeRoot!, 0, 'auto', doc, false);
+  g.__bfnNextId = nextId;
 
   return {
     url: location.href,
