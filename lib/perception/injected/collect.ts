@@ -102,6 +102,10 @@ export function collect(opts: CollectOptions): RawCollect {
   const elements: PackedElement[] = [];
   const origin = location.origin;
   const hasBase = !!doc.querySelector('base[href]');
+  // Elements whose text names a control elsewhere (aria-labelledby): that name already says it.
+  const namingIds = new Set<string>();
+  for (const ref of Array.from(doc.querySelectorAll('[aria-labelledby]')))
+    for (const id of (ref.getAttribute('aria-labelledby') ?? '').split(/\s+/)) if (id) namingIds.add(id);
   const frames: RawFrameSlot[] = [];
   const counts = { nodes: 0, canvas: 0, canvasArea: 0, svgIcons: 0, unlabelled: 0, semantic: 0 };
 
@@ -639,7 +643,7 @@ export function collect(opts: CollectOptions): RawCollect {
       (style.cursor !== 'pointer' || cursor === 'pointer') &&
       !shadowOf(el)
     ) {
-      walkChildren(el, depth, style.cursor, root, nameCovered);
+      walkChildren(el, depth, style.cursor, root, nameCovered || (!!el.id && namingIds.has(el.id)));
       return;
     }
     const rect = el.getBoundingClientRect();
@@ -694,12 +698,7 @@ export function collect(opts: CollectOptions): RawCollect {
         tag === 'frame' ||
         tag === 'img' ||
         tag === 'canvas' ||
-        ((role === 'heading' ||
-          role === 'legend' ||
-          role === 'caption' ||
-          role === 'status' ||
-          role === 'alert') &&
-          !!name) ||
+        ((role === 'heading' || role === 'status' || role === 'alert') && !!name) ||
         STRUCTURAL.has(role) ||
         ((role === 'cell' || role === 'columnheader' || role === 'rowheader') && !!name);
       if (emits && (!nameCovered || interactive || tag === 'img')) {
@@ -707,7 +706,8 @@ export function collect(opts: CollectOptions): RawCollect {
         childDepth = depth + 1;
         // Name came from the content: the children's text is already on this line.
         const fromContent = NAME_FROM_CONTENT.has(role) || tag === 'summary' || effectiveRole === 'clickable';
-        if (name && fromContent && !el.getAttribute('aria-label')) covered = true;
+        // Text inside a control is its name, or decoration when aria-label names it (an icon's ×).
+        if (name && (fromContent || interactive)) covered = true;
         if (tag === 'iframe' || tag === 'frame') {
           // Stable per iframe element, so the caller can remember which Frame fills which slot.
           if (!el.__bfnKey)
@@ -735,8 +735,12 @@ export function collect(opts: CollectOptions): RawCollect {
     }
     if (tag === 'input' || tag === 'textarea' || tag === 'select' || tag === 'img' || tag === 'canvas')
       return;
-    // A label's words are already the name of its control; repeating them only costs tokens.
+    // A label's words are already the name of its control, a legend's or caption's the name of its
+    // group or table; repeating them only costs tokens.
     if (tag === 'label' && (el as unknown as HTMLLabelElement).control) covered = true;
+    if (tag === 'legend' || tag === 'caption') covered = true;
+    if (!interactive && el.id && namingIds.has(el.id) && !STRUCTURAL.has(role) && role !== 'heading')
+      covered = true;
     const childCursor = style.cursor;
     const shadow = shadowOf(el);
     // Block-level boxes end a run of inline text.
