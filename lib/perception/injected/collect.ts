@@ -1,10 +1,12 @@
+import type { Semantics } from './semantics.ts';
+
 /**
  * Runs INSIDE a page frame (serialised with Function.prototype.toString), so it must be
- * self-contained: no imports, no references to module scope, only browser globals.
+ * self-contained: no imports (types aside), no references to module scope, only browser globals
+ * and the `semantics()` helpers handed in.
  *
- * One pass over the composed tree (shadow roots and slots included) that computes, per element,
- * what the accessibility tree would say (role, accessible name, states) plus layout facts, without
- * asking the browser for its full AX tree — that CDP call is the slow part of other snapshotters.
+ * One pass over the composed tree (shadow roots and slots included) that turns each element worth
+ * a line into outline text, an id, a durable XPath chain and its box.
  */
 
 export interface CollectOptions {
@@ -77,7 +79,20 @@ export interface RawCollect {
   error?: string;
 }
 
-export function collect(opts: CollectOptions): RawCollect {
+export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
+  const {
+    INTERACTIVE_ROLES: _ir,
+    NAME_FROM_CONTENT,
+    STRUCTURAL,
+    PHRASING,
+    clean,
+    cap,
+    roleOf,
+    nameOf,
+    isInteractive,
+    statesOf,
+    currentValue,
+  } = sem;
   const g = globalThis as unknown as Record<string, unknown>;
   const doc = document;
   const win = window;
@@ -108,303 +123,6 @@ export function collect(opts: CollectOptions): RawCollect {
     for (const id of (ref.getAttribute('aria-labelledby') ?? '').split(/\s+/)) if (id) namingIds.add(id);
   const frames: RawFrameSlot[] = [];
   const counts = { nodes: 0, canvas: 0, canvasArea: 0, svgIcons: 0, unlabelled: 0, semantic: 0 };
-
-  const INTERACTIVE_ROLES = new Set([
-    'button',
-    'link',
-    'textbox',
-    'searchbox',
-    'combobox',
-    'listbox',
-    'option',
-    'checkbox',
-    'radio',
-    'switch',
-    'slider',
-    'spinbutton',
-    'tab',
-    'menuitem',
-    'menuitemcheckbox',
-    'menuitemradio',
-    'treeitem',
-    'scrollbar',
-  ]);
-  const NAME_FROM_CONTENT = new Set([
-    'button',
-    'link',
-    'heading',
-    'cell',
-    'columnheader',
-    'rowheader',
-    'option',
-    'tab',
-    'menuitem',
-    'menuitemcheckbox',
-    'menuitemradio',
-    'checkbox',
-    'radio',
-    'switch',
-    'treeitem',
-    'tooltip',
-    'legend',
-    'caption',
-    'label',
-    'clickable',
-  ]);
-  // Roles worth a line of their own even without a name: they give the model structure.
-  const STRUCTURAL = new Set([
-    'navigation',
-    'main',
-    'banner',
-    'contentinfo',
-    'complementary',
-    'form',
-    'dialog',
-    'alertdialog',
-    'search',
-    'region',
-    'list',
-    'listitem',
-    'table',
-    'row',
-    'menu',
-    'menubar',
-    'tablist',
-    'tabpanel',
-    'radiogroup',
-    'group',
-    'tree',
-    'grid',
-    'article',
-    'alert',
-    'status',
-  ]);
-  const LANDMARK_SCOPES = new Set(['ARTICLE', 'ASIDE', 'MAIN', 'NAV', 'SECTION']);
-  const PHRASING = new Set([
-    'b',
-    'i',
-    'em',
-    'strong',
-    'span',
-    'sup',
-    'sub',
-    'small',
-    'code',
-    'abbr',
-    'cite',
-    'mark',
-    'u',
-    's',
-    'q',
-    'time',
-    'var',
-    'kbd',
-    'samp',
-    'bdi',
-    'bdo',
-    'font',
-    'wbr',
-  ]);
-
-  const clean = (s: string | null | undefined): string => (s ? s.replace(/\s+/g, ' ').trim() : '');
-  const cap = (s: string, n: number): string => (s.length > n ? s.slice(0, n - 1) + '…' : s);
-
-  function implicitRole(el: Element): string {
-    const tag = el.localName;
-    switch (tag) {
-      case 'a':
-      case 'area':
-        return el.hasAttribute('href') ? 'link' : '';
-      case 'button':
-        return 'button';
-      case 'summary':
-        return 'button';
-      case 'input': {
-        const t = ((el as HTMLInputElement).type || 'text').toLowerCase();
-        if (t === 'hidden') return 'none';
-        if (t === 'button' || t === 'submit' || t === 'reset' || t === 'image' || t === 'file')
-          return 'button';
-        if (t === 'checkbox') return 'checkbox';
-        if (t === 'radio') return 'radio';
-        if (t === 'range') return 'slider';
-        if (t === 'number') return 'spinbutton';
-        if (t === 'search') return el.hasAttribute('list') ? 'combobox' : 'searchbox';
-        if (el.hasAttribute('list')) return 'combobox';
-        return 'textbox';
-      }
-      case 'select':
-        return (el as HTMLSelectElement).multiple || (el as HTMLSelectElement).size > 1
-          ? 'listbox'
-          : 'combobox';
-      case 'textarea':
-        return 'textbox';
-      case 'option':
-        return 'option';
-      case 'h1':
-      case 'h2':
-      case 'h3':
-      case 'h4':
-      case 'h5':
-      case 'h6':
-        return 'heading';
-      case 'img':
-        return el.getAttribute('alt') === '' ? 'none' : 'img';
-      case 'nav':
-        return 'navigation';
-      case 'main':
-        return 'main';
-      case 'aside':
-        return 'complementary';
-      case 'header':
-      case 'footer': {
-        for (let p = el.parentElement; p; p = p.parentElement) if (LANDMARK_SCOPES.has(p.tagName)) return '';
-        return tag === 'header' ? 'banner' : 'contentinfo';
-      }
-      case 'form':
-        return 'form';
-      case 'section':
-        return el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') ? 'region' : '';
-      case 'ul':
-      case 'ol':
-      case 'menu':
-        return 'list';
-      case 'li':
-        return 'listitem';
-      case 'table':
-        return 'table';
-      case 'tr':
-        return 'row';
-      case 'td':
-        return 'cell';
-      case 'th':
-        return el.getAttribute('scope') === 'row' ? 'rowheader' : 'columnheader';
-      case 'dialog':
-        return 'dialog';
-      case 'fieldset':
-      case 'details':
-        return 'group';
-      case 'legend':
-        return 'legend';
-      case 'caption':
-        return 'caption';
-      case 'progress':
-        return 'progressbar';
-      case 'meter':
-        return 'meter';
-      case 'output':
-        return 'status';
-      case 'article':
-        return 'article';
-      case 'iframe':
-      case 'frame':
-        return 'iframe';
-      case 'canvas':
-        return 'canvas';
-      case 'video':
-      case 'audio':
-        return el.hasAttribute('controls') ? tag : '';
-      default:
-        return '';
-    }
-  }
-
-  function roleOf(el: Element): string {
-    const explicit = el.getAttribute('role');
-    if (explicit) {
-      const first = explicit.trim().split(/\s+/)[0] ?? '';
-      if (first === 'presentation' || first === 'none') return '';
-      if (first) return first;
-    }
-    if ((el as HTMLElement).isContentEditable && !el.parentElement?.isContentEditable) return 'textbox';
-    return implicitRole(el);
-  }
-
-  function textOfIds(ids: string, root: Document | ShadowRoot): string {
-    const parts: string[] = [];
-    for (const id of ids.split(/\s+/)) {
-      if (!id) continue;
-      const ref = root.getElementById ? root.getElementById(id) : doc.getElementById(id);
-      if (ref)
-        parts.push(
-          clean(ref.getAttribute('aria-label')) || clean((ref as HTMLElement).innerText ?? ref.textContent),
-        );
-    }
-    return clean(parts.join(' '));
-  }
-
-  /** Text of the subtree as it would be read, with icon labels (alt, aria-label, svg title) filled in. */
-  function contentText(el: Element): string {
-    const text = clean((el as HTMLElement).innerText ?? el.textContent);
-    if (text) return text;
-    const labelled = el.querySelector('[aria-label], img[alt], svg title, [title]');
-    if (!labelled) return '';
-    if (labelled.localName === 'title') return clean(labelled.textContent);
-    return clean(
-      labelled.getAttribute('aria-label') || labelled.getAttribute('alt') || labelled.getAttribute('title'),
-    );
-  }
-
-  function labelsOf(el: Element): string {
-    const ctl = el as HTMLInputElement;
-    if (ctl.labels && ctl.labels.length > 0) {
-      const parts: string[] = [];
-      for (const l of Array.from(ctl.labels)) {
-        // A wrapping label's text includes the control's own value text; strip nested controls.
-        const clone = l.cloneNode(true) as HTMLElement;
-        for (const c of Array.from(clone.querySelectorAll('input,select,textarea'))) c.remove();
-        parts.push(clean(clone.textContent));
-      }
-      return clean(parts.join(' '));
-    }
-    return '';
-  }
-
-  function nameOf(el: Element, role: string, root: Document | ShadowRoot): { name: string; label: string } {
-    const by = el.getAttribute('aria-labelledby');
-    if (by) {
-      const t = textOfIds(by, root);
-      if (t) return { name: t, label: t };
-    }
-    const aria = clean(el.getAttribute('aria-label'));
-    if (aria) return { name: aria, label: '' };
-    const tag = el.localName;
-    if (tag === 'input' || tag === 'select' || tag === 'textarea') {
-      const t = (el as HTMLInputElement).type;
-      if (tag === 'input' && (t === 'submit' || t === 'reset' || t === 'button')) {
-        const v = clean((el as HTMLInputElement).value);
-        return { name: v || (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : ''), label: '' };
-      }
-      if (tag === 'input' && t === 'image')
-        return { name: clean(el.getAttribute('alt')) || 'Submit', label: '' };
-      const label = labelsOf(el);
-      if (label) return { name: label, label };
-    }
-    if (tag === 'img' || tag === 'area') {
-      const alt = clean(el.getAttribute('alt'));
-      if (alt) return { name: alt, label: '' };
-    }
-    if (tag === 'fieldset') {
-      const legend = el.querySelector(':scope > legend');
-      if (legend) return { name: clean(legend.textContent), label: '' };
-    }
-    if (tag === 'table') {
-      const caption = el.querySelector(':scope > caption');
-      if (caption) return { name: clean(caption.textContent), label: '' };
-    }
-    if (tag === 'svg') {
-      const title = el.querySelector(':scope > title');
-      if (title) return { name: clean(title.textContent), label: '' };
-    }
-    if (NAME_FROM_CONTENT.has(role) || tag === 'summary') {
-      const t = contentText(el);
-      if (t) return { name: cap(t, 160), label: '' };
-    }
-    const title = clean(el.getAttribute('title'));
-    if (title) return { name: title, label: '' };
-    const ph = clean(el.getAttribute('placeholder') || el.getAttribute('aria-placeholder'));
-    if (ph) return { name: ph, label: '' };
-    return { name: '', label: '' };
-  }
 
   // Paths of ancestors are shared by many elements (every row of a table): compute each once,
   // and number all children of a parent in one pass instead of scanning siblings per element.
@@ -453,24 +171,6 @@ export function collect(opts: CollectOptions): RawCollect {
     return el.shadowRoot ?? closedRoots?.get(el) ?? null;
   }
 
-  function isInteractive(
-    el: Element,
-    role: string,
-    style: CSSStyleDeclaration,
-    parentCursor: string,
-  ): boolean {
-    if (INTERACTIVE_ROLES.has(role)) return true;
-    const tag = el.localName;
-    if (tag === 'summary' || tag === 'video' || tag === 'audio') return true;
-    if ((el as HTMLElement).isContentEditable) return true;
-    const tabindex = el.getAttribute('tabindex');
-    if (tabindex !== null && Number(tabindex) >= 0 && tag !== 'body') return true;
-    if (el.hasAttribute('onclick') || (el as HTMLElement).onclick) return true;
-    if (el.getAttribute('draggable') === 'true') return true;
-    // cursor:pointer set on this element (not just inherited) is how most custom widgets say "click me".
-    return style.cursor === 'pointer' && parentCursor !== 'pointer';
-  }
-
   function urlOf(el: Element): string | undefined {
     const tag = el.localName;
     if (tag === 'a' || tag === 'area') {
@@ -483,57 +183,6 @@ export function collect(opts: CollectOptions): RawCollect {
     if (tag === 'img')
       return (el as HTMLImageElement).currentSrc || (el as HTMLImageElement).src || undefined;
     return undefined;
-  }
-
-  function statesOf(el: Element, role: string): Record<string, boolean | string> {
-    const s: Record<string, boolean | string> = {};
-    const tag = el.localName;
-    const aria = (n: string) => el.getAttribute(n);
-    if (
-      tag === 'input' &&
-      ((el as HTMLInputElement).type === 'checkbox' || (el as HTMLInputElement).type === 'radio')
-    ) {
-      s.checked = (el as HTMLInputElement).indeterminate ? 'mixed' : (el as HTMLInputElement).checked;
-    } else if (aria('aria-checked') !== null) {
-      const v = aria('aria-checked');
-      s.checked = v === 'mixed' ? 'mixed' : v === 'true';
-    } else if (role === 'switch' || role === 'checkbox' || role === 'radio') {
-      s.checked = aria('aria-pressed') === 'true';
-    }
-    if (tag === 'option') s.selected = (el as HTMLOptionElement).selected;
-    else if (aria('aria-selected') !== null) s.selected = aria('aria-selected') === 'true';
-    if (aria('aria-expanded') !== null) s.expanded = aria('aria-expanded') === 'true';
-    else if (tag === 'details') s.expanded = (el as HTMLDetailsElement).open;
-    else if (tag === 'summary' && el.parentElement?.localName === 'details')
-      s.expanded = (el.parentElement as HTMLDetailsElement).open;
-    if (el.matches(':disabled') || aria('aria-disabled') === 'true') s.disabled = true;
-    if ((el as HTMLInputElement).required || aria('aria-required') === 'true') s.required = true;
-    if ((el as HTMLInputElement).readOnly || aria('aria-readonly') === 'true') s.readonly = true;
-    if (aria('aria-pressed') === 'true' && role === 'button') s.pressed = true;
-    return s;
-  }
-
-  function currentValue(el: Element, role: string): string | undefined {
-    const tag = el.localName;
-    if (tag === 'input') {
-      const i = el as HTMLInputElement;
-      if (i.type === 'checkbox' || i.type === 'radio' || i.type === 'submit' || i.type === 'button')
-        return undefined;
-      if (i.type === 'reset' || i.type === 'image' || i.type === 'file') return undefined;
-      // Never read a password back out: it would land in the model's prompt.
-      if (i.type === 'password') return i.value ? '••••••' : undefined;
-      return i.value || undefined;
-    }
-    if (tag === 'textarea') return (el as HTMLTextAreaElement).value || undefined;
-    if (tag === 'select') {
-      const sel = el as HTMLSelectElement;
-      const chosen = Array.from(sel.selectedOptions).map((o) => clean(o.label || o.text));
-      return chosen.join(', ') || undefined;
-    }
-    if (role === 'textbox' && (el as HTMLElement).isContentEditable)
-      return clean((el as HTMLElement).innerText) || undefined;
-    const now = el.getAttribute('aria-valuenow') ?? el.getAttribute('aria-valuetext');
-    return now ?? undefined;
   }
 
   const ignoreSel = opts.ignore;

@@ -1,5 +1,6 @@
 import { type CollectOptions, collect } from './collect.ts';
 import { resolveLocator } from './resolve.ts';
+import { semantics } from './semantics.ts';
 
 /**
  * Turns an in-page function into an expression string. Transpilers (tsx/esbuild) may wrap nested
@@ -18,7 +19,8 @@ export const collectCall = (opts: CollectOptions): string =>
   `(() => { const f = globalThis.__bfnCollect; return f ? JSON.stringify(f(${JSON.stringify(opts)})) : undefined; })()`;
 
 export const collectInstall = (opts: CollectOptions): string =>
-  `(() => { const __name = (f) => f; const f = (${collect.toString()});
+  `(() => { const __name = (f) => f; const sem = (${semantics.toString()})(); const run = (${collect.toString()});
+    const f = (opts) => run(opts, sem);
     Object.defineProperty(globalThis, '__bfnCollect', { value: f, configurable: true });
     return JSON.stringify(f(${JSON.stringify(opts)})); })()`;
 
