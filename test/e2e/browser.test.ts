@@ -34,6 +34,25 @@ function runChild(env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: s
   });
 }
 
+describe('settle on a live page', () => {
+  it('does not wait on event streams or long polls', async () => {
+    const { startFixtureServer } = await import('../support/fixture-server.ts');
+    const site = await startFixtureServer();
+    const ctx = await newJobContext(browser);
+    const page = await newPage(ctx);
+    try {
+      await page.goto(`${site.url}/live.html`);
+      await page.waitForFunction(() => document.getElementById('status')?.textContent === 'live: hello');
+      const res = await settle(page, { quietMs: 150, timeoutMs: 3000 });
+      expect(res.quiet).toBe(true);
+      expect(res.ms).toBeLessThan(1000);
+    } finally {
+      await ctx.close();
+      await site.close();
+    }
+  });
+});
+
 describe('embedded browser', () => {
   it('drops the flags that would kill shared browsers or weaken isolation', () => {
     const args = chromiumArgs(['--single-process', '--disable-web-security', '--no-sandbox']);

@@ -53,6 +53,14 @@ export async function startFixtureServer(): Promise<FixtureServer> {
       res.writeHead(302, { location: url.searchParams.get('to') ?? '/' });
       return res.end();
     }
+    if (path === '/events') {
+      // A stream that never ends, like live dashboards and chats have.
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
+      res.write('data: hello\n\n');
+      const timer = setInterval(() => res.write(': ping\n\n'), 500);
+      res.on('close', () => clearInterval(timer));
+      return;
+    }
     if (path === '/slow') {
       const ms = Math.min(Number(url.searchParams.get('ms') ?? 500), 10_000);
       return setTimeout(() => send(200, TYPES['.html']!, `<p>slow ${ms}</p>`), ms);
