@@ -47,12 +47,12 @@ export async function modelFor(req: OpRequest, deps: OpDeps): Promise<LlmClient 
     throw new OpError('invalid', `model: ${(err as Error).message}`);
   }
   if (!config) return undefined;
-  const fallback = resolveModelConfig(
-    { model: (deps.env ?? process.env).BROWSERFN_FALLBACK_MODEL },
-    deps.env,
-  );
+  const env = deps.env ?? process.env;
+  const fallback = env.BROWSERFN_FALLBACK_MODEL
+    ? resolveModelConfig({ model: env.BROWSERFN_FALLBACK_MODEL }, env)
+    : undefined;
   return createLlmClient(config, {
-    ...(fallback && (deps.env ?? process.env).BROWSERFN_FALLBACK_MODEL ? { fallback } : {}),
+    ...(fallback ? { fallback } : {}),
     ...(deps.log ? { log: deps.log } : {}),
   });
 }

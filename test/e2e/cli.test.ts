@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +17,13 @@ afterAll(async () => {
 });
 
 function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return cliWith({}, ...args);
+}
+
+function cliWith(
+  extraEnv: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -30,6 +37,7 @@ function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr:
           BROWSERFN_CACHE_DIR: join(dir, 'cache'),
           // The CLI opens the host you type; the cross-origin iframe's host needs the allow-list.
           BROWSERFN_ALLOW_HOSTS: `127.0.0.1:${site.crossOriginPort}`,
+          ...extraEnv,
         },
         timeout: 60_000,
       },
@@ -71,6 +79,39 @@ describe('browserfn CLI', () => {
     const { code, stdout } = await cli('observe', `${site.url}/login.html`);
     expect(code).toBe(0);
     expect(JSON.parse(stdout).elements.map((e: { name: string }) => e.name)).toContain('Email');
+  });
+
+  it('extract with a schema file goes through the configured model and prints data with usage', async () => {
+    const { startScriptedModel } = await import('../support/llm-server.ts');
+    const llm = await startScriptedModel({
+      handler: () => ({ json: { data: { title: 'Sign in to Acme' }, done: true } }),
+    });
+    try {
+      const schema = join(dir, 'title.json');
+      await writeFile(
+        schema,
+        JSON.stringify({ type: 'object', properties: { title: { type: 'string' } }, required: ['title'] }),
+      );
+      const { code, stdout } = await cliWith(
+        {
+          OPENAI_API_KEY: 'sk-test',
+          OPENAI_BASE_URL: llm.openaiBaseURL,
+          BROWSERFN_MODEL: 'openai/gpt-4.1-mini',
+        },
+        'extract',
+        `${site.url}/login.html`,
+        'the page title',
+        '--schema',
+        schema,
+      );
+      expect(code).toBe(0);
+      const res = JSON.parse(stdout);
+      expect(res.data).toEqual({ title: 'Sign in to Acme' });
+      expect(res.usage.promptTokens).toBeGreaterThan(0);
+      expect(llm.requests[0]!.text).toContain('h1: Sign in to Acme');
+    } finally {
+      await llm.close();
+    }
   });
 
   it('bad input: one line, non-zero exit', async () => {
