@@ -1,9 +1,14 @@
+import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../lib/api/app.ts';
 import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
+import { ActionCache } from '../../lib/ops/cache.ts';
+import { LocalCacheStore } from '../../lib/store/local-cache.ts';
 import { startBrowser } from '../support/browser.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
@@ -14,9 +19,12 @@ let site: FixtureServer;
 let llm: ScriptedModel;
 let base: string;
 let server: ReturnType<typeof serve>;
+let cacheRoot: string;
+const caches = new Map<string, ActionCache>();
 
 beforeAll(async () => {
   [browser, site, llm] = await Promise.all([startBrowser(), startFixtureServer(), startScriptedModel()]);
+  cacheRoot = await mkdtemp(join(tmpdir(), 'bfn-api-cache-'));
   const app = createApp({
     keys: new Map([
       ['key-a', 'tenant-a'],
@@ -26,6 +34,14 @@ beforeAll(async () => {
     browser: async () => browser,
     env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: llm.openaiBaseURL },
     maxBodyBytes: 64 * 1024,
+    cacheFor: (tenant) => {
+      let c = caches.get(tenant);
+      if (!c) {
+        c = new ActionCache(new LocalCacheStore(join(cacheRoot, tenant)));
+        caches.set(tenant, c);
+      }
+      return c;
+    },
   });
   server = await new Promise((resolve) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
@@ -38,6 +54,7 @@ afterAll(async () => {
   await browser?.close();
   await site?.close();
   await llm?.close();
+  await rm(cacheRoot, { recursive: true, force: true });
 });
 
 const post = (path: string, body: unknown, key: string | null = 'key-a') =>
@@ -165,6 +182,24 @@ describe('HTTP API over real HTTP', () => {
     expect(res.status).toBe(504);
     expect((await res.json()).error.kind).toBe('timeout');
     expect(Date.now() - started).toBeLessThan(2500);
+  });
+
+  it("keeps each tenant's action cache to itself", async () => {
+    const body = { url: `${site.url}/login.html`, instruction: 'tick the remember me checkbox' };
+    const first = await (await post('/v1/act', body, 'key-a')).json();
+    const again = await (await post('/v1/act', body, 'key-a')).json();
+    const other = await (await post('/v1/act', body, 'key-b')).json();
+    expect([first.cache, again.cache, other.cache]).toEqual(['miss', 'hit', 'miss']);
+  });
+
+  it('guards a caller-chosen model URL like a page URL', async () => {
+    const res = await post('/v1/act', {
+      url: `${site.url}/login.html`,
+      instruction: 'log me in',
+      model: { name: 'openai-compatible/llama', baseURL: 'http://169.254.169.254/v1' },
+    });
+    expect(res.status).toBe(403);
+    expect((await res.json()).error.message).toMatch(/^model\.baseURL: .*169\.254\.169\.254/);
   });
 
   it('serves /healthz and an OpenAPI document generated from the same schemas', async () => {
