@@ -1,6 +1,6 @@
 import type { ElementHandle, Frame, Page } from 'playwright-core';
 import { resolveExpression } from './injected/source.ts';
-import { liveFrame } from './live.ts';
+import { liveFrame, localId } from './live.ts';
 import type { DurableLocator, ElementId, Snapshot, SnapshotElement } from './types.ts';
 import { elementById } from './types.ts';
 
@@ -77,13 +77,15 @@ export async function locateById(
   const el = elementById(snapshot, id);
   if (!el) return { error: `element [${id}] is not in the snapshot` };
   const frame = liveFrame(snapshot, el.frame);
+  // Inside its frame the element is known by its own, frame-local id.
+  const local = localId(snapshot, id) ?? id;
   if (frame && !frame.isDetached()) {
     const h = await frame
       .evaluateHandle((n) => {
         const reg = (globalThis as unknown as { __bfnEls?: Map<number, Element> }).__bfnEls;
         const node = reg?.get(n);
         return node?.isConnected ? node : null;
-      }, id)
+      }, local)
       .catch(() => undefined);
     const handle = h?.asElement() as ElementHandle<Element> | null | undefined;
     if (handle) return { handle, frame, via: 'id' };

@@ -1,7 +1,7 @@
 import type { Frame, Page } from 'playwright-core';
 import type { RawCollect } from './injected/collect.ts';
 import { collectCall, collectInstall } from './injected/source.ts';
-import { attachFrames, idCounter } from './live.ts';
+import { attachFrames, idSpace, resetIdSpace } from './live.ts';
 import { domConfidence, pageSignature, shortHash } from './metrics.ts';
 import { redactSecrets } from './redact.ts';
 import {
@@ -13,7 +13,7 @@ import {
   selectBudget,
   selectChunk,
 } from './tree.ts';
-import type { FrameInfo, Snapshot, SnapshotElement, SnapshotOptions } from './types.ts';
+import type { Snapshot, SnapshotElement, SnapshotOptions } from './types.ts';
 
 export class SnapshotError extends Error {
   override name = 'SnapshotError';
@@ -24,18 +24,8 @@ export interface SnapshotCallOptions extends SnapshotOptions {
   secrets?: Record<string, string>;
 }
 
-interface Pending {
-  frame: Frame;
-  info: Omit<FrameInfo, 'index'>;
-  clip: FrameCollect['clip'];
-  parentIndex?: number;
-  parentLine?: number;
-}
-
-async function collectFrame(frame: Frame, opts: SnapshotOptions, main: boolean, nextId: number) {
+async function collectFrame(frame: Frame, opts: SnapshotOptions, main: boolean): Promise<RawCollect> {
   const args = {
-    nextId,
-    main,
     ...(main && opts.selector ? { selector: opts.selector } : {}),
     ...(opts.ignore?.length ? { ignore: opts.ignore.join(', ') } : {}),
     text: opts.text ?? true,
@@ -49,34 +39,21 @@ async function collectFrame(frame: Frame, opts: SnapshotOptions, main: boolean, 
 /** Slot key of each child frame's <iframe>, remembered: asking the browser costs round trips. */
 const frameKeys = new WeakMap<Frame, number>();
 
-/** Which child Frame fills which <iframe> slot: the walker tagged each iframe element with a key. */
-async function childFramesByKey(frame: Frame, wanted: Set<number>): Promise<Map<number, Frame>> {
-  const out = new Map<number, Frame>();
-  const unknown: Frame[] = [];
-  for (const child of frame.childFrames()) {
-    const key = frameKeys.get(child);
-    if (key !== undefined && wanted.has(key)) out.set(key, child);
-    else unknown.push(child);
+async function keyOf(frame: Frame): Promise<number | undefined> {
+  const known = frameKeys.get(frame);
+  if (known !== undefined) return known;
+  try {
+    const handle = await frame.frameElement();
+    const key = (await handle.evaluate((e) => (e as Element & { __bfnKey?: number }).__bfnKey)) as
+      | number
+      | undefined;
+    await handle.dispose();
+    if (key) frameKeys.set(frame, key);
+    return key;
+  } catch {
+    // Detached between listing and asking: simply not part of this snapshot.
+    return undefined;
   }
-  if (out.size === wanted.size) return out;
-  await Promise.all(
-    unknown.map(async (child) => {
-      try {
-        const handle = await child.frameElement();
-        const key = (await handle.evaluate((e) => (e as Element & { __bfnKey?: number }).__bfnKey)) as
-          | number
-          | undefined;
-        await handle.dispose();
-        if (key) {
-          frameKeys.set(child, key);
-          out.set(key, child);
-        }
-      } catch {
-        // Frame detached between listing and asking: it is simply not part of this snapshot.
-      }
-    }),
-  );
-  return out;
 }
 
 const intersect = (a: FrameCollect['clip'], b: FrameCollect['clip']): FrameCollect['clip'] => {
@@ -88,71 +65,94 @@ const intersect = (a: FrameCollect['clip'], b: FrameCollect['clip']): FrameColle
 };
 
 /**
+ * Walks every frame at once, then stitches them: each child frame goes under the <iframe> slot
+ * its parent's walk recorded, with offsets and visible area carried down.
+ */
+async function collectAll(
+  page: Page,
+  options: SnapshotOptions,
+): Promise<{ collected: FrameCollect[]; live: Frame[] }> {
+  const main = page.mainFrame();
+  const others = options.frames === false ? [] : page.frames().filter((f) => f !== main);
+  const [mainRaw, ...childRaws] = await Promise.all([
+    collectFrame(main, options, true).catch((err: Error) => {
+      throw new SnapshotError(`could not read the page: ${err.message.split('\n')[0]}`);
+    }),
+    ...others.map((f) => collectFrame(f, options, false).catch(() => undefined)),
+  ]);
+  if (mainRaw!.error) throw new SnapshotError(mainRaw!.error);
+  const rawOf = new Map<Frame, RawCollect>();
+  others.forEach((f, i) => {
+    const raw = childRaws[i];
+    if (raw) rawOf.set(f, raw);
+  });
+  const viewport = page.viewportSize() ?? { width: 1280, height: 720 };
+  const collected: FrameCollect[] = [
+    {
+      raw: mainRaw!,
+      info: { index: 0, url: mainRaw!.url, xpath: '', offset: { x: 0, y: 0 } },
+      clip: { x: 0, y: 0, w: viewport.width, h: viewport.height },
+    },
+  ];
+  const live: Frame[] = [main];
+  for (let at = 0; at < collected.length; at++) {
+    const parent = collected[at]!;
+    if (parent.raw.frames.length === 0) continue;
+    const children = live[at]!.childFrames().filter((c) => rawOf.has(c));
+    const keys = await Promise.all(children.map(keyOf));
+    for (const slot of parent.raw.frames) {
+      const child = children[keys.indexOf(slot.key)];
+      if (!child) continue;
+      const offset = { x: parent.info.offset.x + slot.x, y: parent.info.offset.y + slot.y };
+      const raw = rawOf.get(child)!;
+      collected.push({
+        raw,
+        info: {
+          index: collected.length,
+          url: raw.url,
+          parent: at,
+          xpath: parent.info.xpath ? `${parent.info.xpath} >> ${slot.xpath}` : slot.xpath,
+          offset,
+        },
+        clip: intersect(parent.clip, { x: offset.x, y: offset.y, w: slot.w, h: slot.h }),
+        parentLine: slot.line,
+      });
+      live.push(child);
+    }
+  }
+  return { collected, live };
+}
+
+/**
  * Turns a live page into what a model reads: one walk per frame inside the page (no full AX tree
  * over CDP), stitched into one tree with one id space, then budgeted / chunked / redacted.
  */
 export async function snapshot(page: Page, options: SnapshotCallOptions = {}): Promise<Snapshot> {
   const started = performance.now();
-  const counter = idCounter(page);
-  const collected: FrameCollect[] = [];
-  const liveFrames: Frame[] = [];
-  const viewport = page.viewportSize() ?? { width: 1280, height: 720 };
-  const queue: Pending[] = [
-    {
-      frame: page.mainFrame(),
-      info: { url: page.url(), xpath: '', offset: { x: 0, y: 0 } },
-      clip: { x: 0, y: 0, w: viewport.width, h: viewport.height },
-    },
-  ];
-  while (queue.length > 0) {
-    const item = queue.shift()!;
-    const main = item.parentIndex === undefined;
-    let raw: RawCollect;
-    try {
-      raw = await collectFrame(item.frame, options, main, counter.next);
-    } catch (err) {
-      if (main) throw new SnapshotError(`could not read the page: ${(err as Error).message.split('\n')[0]}`);
-      continue; // a child frame that navigated or detached mid-walk
+  const { collected, live } = await collectAll(page, options);
+  // Page-wide ids: stable per element; a new top document starts over, a new frame document
+  // forgets only its own.
+  const ids = collected[0]!.raw.fresh ? resetIdSpace(page) : idSpace(page);
+  const maps = live.map((frame, i) => {
+    let map = ids.frames.get(frame);
+    if (!map || collected[i]!.raw.fresh) {
+      map = new Map();
+      ids.frames.set(frame, map);
     }
-    if (raw.error && main) throw new SnapshotError(raw.error);
-    counter.next = raw.nextId;
-    const index = collected.length;
-    const info: FrameInfo = { index, ...item.info, url: raw.url };
-    if (item.parentIndex !== undefined) info.parent = item.parentIndex;
-    collected.push({
-      raw,
-      info,
-      clip: item.clip,
-      ...(item.parentLine !== undefined ? { parentLine: item.parentLine } : {}),
-    });
-    liveFrames.push(item.frame);
-    if (options.frames === false || raw.frames.length === 0) continue;
-    const children = await childFramesByKey(item.frame, new Set(raw.frames.map((f) => f.key)));
-    for (const slot of raw.frames) {
-      const child = children.get(slot.key);
-      if (!child) continue;
-      const offset = { x: item.info.offset.x + slot.x, y: item.info.offset.y + slot.y };
-      queue.push({
-        frame: child,
-        info: {
-          url: child.url(),
-          xpath: item.info.xpath ? `${item.info.xpath} >> ${slot.xpath}` : slot.xpath,
-          offset,
-        },
-        clip: intersect(item.clip, { x: offset.x, y: offset.y, w: slot.w, h: slot.h }),
-        parentIndex: index,
-        parentLine: slot.line,
-      });
+    return map;
+  });
+  const localIds = new Map<number, number>();
+  const idFor = (frameIndex: number, local: number): number => {
+    const map = maps[frameIndex]!;
+    let id = map.get(local);
+    if (id === undefined) {
+      id = ids.next++;
+      map.set(local, id);
     }
-  }
-
-  // Child frames handed out ids after the main frame did: the main frame keeps the page's high-water mark.
-  if (collected.length > 1)
-    await page
-      .mainFrame()
-      .evaluate(`globalThis.__bfnNextId = Math.max(globalThis.__bfnNextId || 1, ${counter.next})`)
-      .catch(() => undefined);
-  const { lines, elements: allElements } = assemble(collected);
+    localIds.set(id, local);
+    return id;
+  };
+  const { lines, elements: allElements } = assemble(collected, idFor);
   const byId = new Map<number, SnapshotElement>(allElements.map((e) => [e.id, e]));
   const rendered = lines.map((l) => formatLine(l, l.id ? byId.get(l.id) : undefined));
   const mainRaw = collected[0]!.raw;
@@ -246,7 +246,7 @@ export async function snapshot(page: Page, options: SnapshotCallOptions = {}): P
     snap.stats.chars = snap.tree.length;
     snap.stats.tokens = estimateTokens(snap.tree);
   }
-  attachFrames(snap, liveFrames);
+  attachFrames(snap, live, localIds);
   snap.stats.ms = Math.round((performance.now() - started) * 10) / 10;
   return snap;
 }

@@ -26,8 +26,8 @@ export interface FrameCollect {
 const intersects = (b: { x: number; y: number; width: number; height: number }, c: FrameCollect['clip']) =>
   b.width * b.height > 0 && b.x < c.x + c.w && b.x + b.width > c.x && b.y < c.y + c.h && b.y + b.height > c.y;
 
-function toElement(packed: PackedElement, frame: FrameCollect, prefix: string): SnapshotElement {
-  const [id, role, name, tag, xpath, flags, url, rawBox, extra] = packed;
+function toElement(packed: PackedElement, frame: FrameCollect, prefix: string, id: number): SnapshotElement {
+  const [, role, name, tag, xpath, flags, url, rawBox, extra] = packed;
   const { x, y } = frame.info.offset;
   const box = rawBox
     ? { x: rawBox[0] + x, y: rawBox[1] + y, width: rawBox[2], height: rawBox[3] }
@@ -64,11 +64,17 @@ const originOf = (url: string): string => {
   }
 };
 
+/** Maps a frame's own element id to the page-wide one (allocating new ids in reading order). */
+export type IdMapper = (frameIndex: number, localId: number) => number;
+
 /**
  * Splices every frame's lines under its <iframe> line and converts coordinates to the top-level
  * page, so the result reads as one tree with one id space.
  */
-export function assemble(frames: FrameCollect[]): { lines: TreeLine[]; elements: SnapshotElement[] } {
+export function assemble(
+  frames: FrameCollect[],
+  idFor: IdMapper = (_f, local) => local,
+): { lines: TreeLine[]; elements: SnapshotElement[] } {
   const elements: SnapshotElement[] = [];
   const childrenOf = new Map<number, FrameCollect[]>();
   for (const f of frames) {
@@ -84,15 +90,16 @@ export function assemble(frames: FrameCollect[]): { lines: TreeLine[]; elements:
 
   const emit = (frame: FrameCollect, baseDepth: number) => {
     const prefix = frame.info.parent === undefined ? '' : frame.info.xpath;
-    const byId = new Map<number, SnapshotElement>();
-    for (const packed of frame.raw.elements) byId.set(packed[0], toElement(packed, frame, prefix));
+    const packedById = new Map<number, PackedElement>();
+    for (const packed of frame.raw.elements) packedById.set(packed[0], packed);
     const kids = childrenOf.get(frame.info.index) ?? [];
     const stack: number[] = [];
     frame.raw.lines.forEach((raw: RawLine, i) => {
       const [depth, text, id, flags, top] = raw;
       const d = baseDepth + depth;
       while (stack.length > 0 && (lines[stack[stack.length - 1]!]?.depth ?? -1) >= d) stack.pop();
-      const el = id ? byId.get(id) : undefined;
+      const packed = id ? packedById.get(id) : undefined;
+      const el = packed ? toElement(packed, frame, prefix, idFor(frame.info.index, id)) : undefined;
       const docTop =
         frame.info.parent === undefined
           ? top
@@ -100,7 +107,7 @@ export function assemble(frames: FrameCollect[]): { lines: TreeLine[]; elements:
       lines.push({
         depth: d,
         text,
-        id,
+        id: el ? el.id : 0,
         interactive: (flags & 1) === 1,
         inViewport: el ? el.inViewport : (flags & 2) === 2 && frame.clip.w > 0,
         top: docTop,

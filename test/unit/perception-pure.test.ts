@@ -186,7 +186,7 @@ describe('page identity', () => {
       lines: [],
       elements: [],
       frames: [],
-      nextId: 1,
+      fresh: false,
       viewport: { width: 1000, height: 800, scrollX: 0, scrollY: 0, docHeight: 800 },
       counts: { nodes: 100, canvas: 0, canvasArea: 0, svgIcons: 0, unlabelled: 0, semantic: 40, ...counts },
     });

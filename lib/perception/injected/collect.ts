@@ -10,10 +10,6 @@ import type { Semantics } from './semantics.ts';
  */
 
 export interface CollectOptions {
-  /** First id to hand out to elements that have none yet. */
-  nextId: number;
-  /** True for the top frame: a document never snapshotted before restarts ids at 1. */
-  main: boolean;
   selector?: string;
   ignore?: string;
   text: boolean;
@@ -66,7 +62,8 @@ export interface RawCollect {
   lines: RawLine[];
   elements: PackedElement[];
   frames: RawFrameSlot[];
-  nextId: number;
+  /** First snapshot of this document: its ids start over. */
+  fresh: boolean;
   viewport: { width: number; height: number; scrollX: number; scrollY: number; docHeight: number };
   counts: {
     nodes: number;
@@ -106,11 +103,10 @@ export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
   type Tagged = Element & { __bfnId?: number; __bfnKey?: number };
   const registry = new Map<number, Element>();
   g.__bfnEls = registry;
-  let nextId = opts.nextId;
-  // A document never snapshotted starts at 1. Otherwise never go below what this document already
-  // handed out: another connection to the same page (a new Lambda over CDP) starts its own count.
-  if (opts.main && !g.__bfnSeen) nextId = 1;
-  else nextId = Math.max(nextId, (g.__bfnNextId as number | undefined) ?? 1);
+  // Ids are local to this document and live as long as their element; the caller maps them into
+  // one page-wide id space. A document never snapshotted before starts at 1.
+  const fresh = !g.__bfnSeen;
+  let nextId = fresh ? 1 : ((g.__bfnLocalNext as number | undefined) ?? 1);
   g.__bfnSeen = true;
 
   const lines: RawLine[] = [];
@@ -203,7 +199,7 @@ export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
       lines: [],
       elements: [],
       frames: [],
-      nextId,
+      fresh,
       viewport: { width: vw, height: vh, scrollX, scrollY, docHeight: 0 },
       counts,
       error,
@@ -487,7 +483,7 @@ export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
   }
 
   walkNode(scopeRoot!, 0, 'auto', doc, false);
-  g.__bfnNextId = nextId;
+  g.__bfnLocalNext = nextId;
 
   return {
     url: location.href,
@@ -495,7 +491,7 @@ export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
     lines,
     elements,
     frames,
-    nextId,
+    fresh,
     viewport: {
       width: vw,
       height: vh,
