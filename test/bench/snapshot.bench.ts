@@ -50,6 +50,8 @@ const WARMUP = 2;
 const VIEWPORT = { width: 1280, height: 800 };
 const LONG_LIVED_NAVS = 30;
 const CONTEXT_RUNS = 20;
+/** Tab-age figures are ~1 ms each: more samples, alternated between the two tabs. */
+const AGE_RUNS = RUNS * 4;
 const COLD_RUNS = 3;
 
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
@@ -79,7 +81,15 @@ interface PageResult {
   completeness: {
     ours: OurCompleteness;
     stagehandInteractive: number;
-    targets?: { total: number; ours: number; stagehand: number; aria: number; missedByOurs: string[] };
+    targets?: {
+      total: number;
+      ours: number;
+      stagehand: number;
+      aria: number;
+      missedByOurs: string[];
+      missedByStagehand: string[];
+      missedByAria: string[];
+    };
     stagehandOnly: Misses;
     oursOnly: string[];
   };
@@ -87,15 +97,13 @@ interface PageResult {
 
 function loadPages(): BenchPage[] {
   const pages: BenchPage[] = FIXTURE_PAGES.map((p) => ({
-    name: p.path.replace(/^\/|\.html$/g, ''),
+    name: p.path.replace(/^\//, '').replace(/\.html$/, ''),
     path: p.path,
     targets: p.targets.map((t) => ({ role: t.role, name: t.name })),
-    large: p.path.includes('large'),
+    large: p.path === '/large.html',
   }));
-  if (!pages.some((p) => p.path.includes('large'))) {
+  if (!pages.some((p) => p.large))
     pages.push({ name: 'large', path: '/large.html', targets: [], large: true });
-  }
-  for (const p of pages) if (p.path.includes('large')) p.large = true;
   return pages;
 }
 
@@ -197,13 +205,22 @@ async function benchPage(
       },
     };
     if (bp.targets.length > 0) {
-      const inOurs = new Set(targetsFound(snap.tree, bp.targets));
+      const missed = (text: string) => {
+        const found = new Set(targetsFound(text, bp.targets));
+        return bp.targets.filter((t) => !found.has(t)).map((t) => `${t.role} "${t.name}"`);
+      };
+      const missedByOurs = missed(snap.tree);
+      const missedByStagehand = missed(shText);
+      const missedByAria = missed(ariaText);
+      const total = bp.targets.length;
       result.completeness.targets = {
-        total: bp.targets.length,
-        ours: inOurs.size,
-        stagehand: targetsFound(shText, bp.targets).length,
-        aria: targetsFound(ariaText, bp.targets).length,
-        missedByOurs: bp.targets.filter((t) => !inOurs.has(t)).map((t) => `${t.role} "${t.name}"`),
+        total,
+        ours: total - missedByOurs.length,
+        stagehand: total - missedByStagehand.length,
+        aria: total - missedByAria.length,
+        missedByOurs,
+        missedByStagehand,
+        missedByAria,
       };
     }
     return result;
@@ -213,11 +230,13 @@ async function benchPage(
   }
 }
 
+type AgeFigures = Summary & { chars: number };
+
 interface TabAge {
   page: string;
   navigations: number;
-  ours: { longLived: Summary; fresh: Summary; ratioP50: number };
-  stagehand: { longLived: Summary; fresh: Summary; ratioP50: number };
+  ours: { longLived: AgeFigures; fresh: AgeFigures; ratioP50: number };
+  stagehand: { longLived: AgeFigures; fresh: AgeFigures; ratioP50: number };
 }
 
 /** Snapshot times on a small page in a tab that has seen many navigations vs a fresh tab. */
@@ -230,48 +249,79 @@ async function benchTabAge(
 ): Promise<TabAge> {
   const tour = pages.filter((p) => !p.large);
   const target = urlOf(base, small.path);
-  const measure = async (fn: () => Promise<unknown>) => {
-    const ms: number[] = [];
-    for (let i = 0; i < WARMUP + RUNS; i++) {
-      const r = await timed(fn);
-      if (i >= WARMUP) ms.push(r.ms);
+  /**
+   * Times the long-lived and the fresh tab alternately, so machine drift hits both alike (the
+   * figures are ~1 ms, where a 10% target is within timer and IPC jitter otherwise). `chars` is the
+   * length of the last text each returned, to check both tabs see the same thing.
+   */
+  const measurePair = async (
+    long: () => Promise<string>,
+    fresh: () => Promise<string>,
+  ): Promise<[AgeFigures, AgeFigures]> => {
+    const ms: [number[], number[]] = [[], []];
+    const chars = [0, 0];
+    const fns = [long, fresh];
+    for (let i = 0; i < WARMUP + AGE_RUNS; i++) {
+      for (const k of i % 2 === 0 ? [0, 1] : [1, 0]) {
+        const r = await timed(fns[k]!);
+        chars[k] = r.value.length;
+        if (i >= WARMUP) ms[k]!.push(r.ms);
+      }
     }
-    return summarize(ms);
+    return [
+      { ...summarize(ms[0]), chars: chars[0]! },
+      { ...summarize(ms[1]), chars: chars[1]! },
+    ];
   };
 
-  // Ours: long-lived tab (a snapshot after every navigation, as an agent would), then fresh tab.
+  // Ours: a long-lived tab (a snapshot after every navigation, as an agent would) and a fresh tab.
   const longCtx = await newJobContext(browser, { viewport: VIEWPORT });
-  const longPage = await newPage(longCtx);
-  for (let i = 0; i < LONG_LIVED_NAVS; i++) {
-    await longPage.goto(urlOf(base, tour[i % tour.length]!.path), { waitUntil: 'load' });
-    await snapshot(longPage);
-  }
-  await longPage.goto(target, { waitUntil: 'load' });
-  await settleOurs(longPage);
-  const oursLong = await measure(() => snapshot(longPage));
-  await longCtx.close();
-
   const freshCtx = await newJobContext(browser, { viewport: VIEWPORT });
-  const freshPage = await newPage(freshCtx);
-  await freshPage.goto(target, { waitUntil: 'load' });
-  await settleOurs(freshPage);
-  const oursFresh = await measure(() => snapshot(freshPage));
-  await freshCtx.close();
+  let oursLong: AgeFigures;
+  let oursFresh: AgeFigures;
+  try {
+    const longPage = await newPage(longCtx);
+    for (let i = 0; i < LONG_LIVED_NAVS; i++) {
+      await longPage.goto(urlOf(base, tour[i % tour.length]!.path), { waitUntil: 'load' });
+      await snapshot(longPage);
+    }
+    await longPage.goto(target, { waitUntil: 'load' });
+    await settleOurs(longPage);
+    const freshPage = await newPage(freshCtx);
+    await freshPage.goto(target, { waitUntil: 'load' });
+    await settleOurs(freshPage);
+    [oursLong, oursFresh] = await measurePair(
+      async () => (await snapshot(longPage)).tree,
+      async () => (await snapshot(freshPage)).tree,
+    );
+  } finally {
+    await longCtx.close();
+    await freshCtx.close();
+  }
 
   // Stagehand, same protocol.
   const shLong = await stagehand.open(urlOf(base, tour[0]!.path));
-  for (let i = 0; i < LONG_LIVED_NAVS; i++) {
-    await shLong.goto(urlOf(base, tour[i % tour.length]!.path));
-    await shLong.snapshot();
+  let shFresh: StagehandTab | undefined;
+  let stagehandLong: AgeFigures;
+  let stagehandFresh: AgeFigures;
+  try {
+    for (let i = 0; i < LONG_LIVED_NAVS; i++) {
+      await shLong.goto(urlOf(base, tour[i % tour.length]!.path));
+      await shLong.snapshot();
+    }
+    await shLong.goto(target);
+    await shLong.settle();
+    shFresh = await stagehand.open(target);
+    await shFresh.settle();
+    const fresh = shFresh;
+    [stagehandLong, stagehandFresh] = await measurePair(
+      async () => (await shLong.snapshot()).text,
+      async () => (await fresh.snapshot()).text,
+    );
+  } finally {
+    await shLong.close();
+    await shFresh?.close();
   }
-  await shLong.goto(target);
-  await shLong.settle();
-  const stagehandLong = await measure(() => shLong.snapshot());
-  await shLong.close();
-  const shFresh = await stagehand.open(target);
-  await shFresh.settle();
-  const stagehandFresh = await measure(() => shFresh.snapshot());
-  await shFresh.close();
 
   return {
     page: small.name,
@@ -389,7 +439,10 @@ function printResults(
   );
   p(`tokens: ${TOKENIZER}; "est" = our snapshot's own chars/4 estimate`);
   p(
-    `Stagehand ${meta.stagehandVersion} page.snapshot() in its own Chromium (same binary), fresh tab per page`,
+    `Stagehand ${meta.stagehandVersion} page.snapshot() in its own Chromium (same binary, launched by Stagehand), fresh tab per page`,
+  );
+  p(
+    'every tab: load, then DOM quiet for 250 ms (cap 3 s) before any call; one tool at a time, interleaved per run',
   );
   p();
   p('Time (ms)');
@@ -545,6 +598,8 @@ function printResults(
     const lines: string[] = [];
     if (c.targets && c.targets.missedByOurs.length > 0)
       lines.push(`  manifest targets missing from ours: ${c.targets.missedByOurs.join(', ')}`);
+    if (c.targets && c.targets.missedByStagehand.length > 0)
+      lines.push(`  manifest targets missing from SH: ${c.targets.missedByStagehand.join(', ')}`);
     if (c.stagehandOnly.absent.length > 0)
       lines.push(`  SH-only, absent from ours: ${listSome(c.stagehandOnly.absent)}`);
     if (c.stagehandOnly.notInteractive.length > 0)
@@ -557,11 +612,20 @@ function printResults(
   }
   p();
   p(
-    `Tab age — "${tabAge.page}" snapshotted ${RUNS}x after ${tabAge.navigations} navigations (+snapshots) in one tab`,
+    `Tab age — "${tabAge.page}" snapshotted ${AGE_RUNS}x after ${tabAge.navigations} navigations (+snapshots) in one tab`,
   );
   p(
     renderTable(
-      ['tool', 'long-lived p50', 'long-lived p95', 'fresh p50', 'fresh p95', 'long/fresh p50', 'target'],
+      [
+        'tool',
+        'long-lived p50',
+        'long-lived p95',
+        'fresh p50',
+        'fresh p95',
+        'long/fresh p50',
+        'chars long/fresh',
+        'target',
+      ],
       [
         [
           'ours',
@@ -570,6 +634,7 @@ function printResults(
           fmt(tabAge.ours.fresh.p50),
           fmt(tabAge.ours.fresh.p95),
           fmtRatio(tabAge.ours.ratioP50),
+          `${tabAge.ours.longLived.chars}/${tabAge.ours.fresh.chars}`,
           tabAge.ours.ratioP50 <= 1.1 ? 'ok (≤1.10x)' : 'MISSED (≤1.10x)',
         ],
         [
@@ -579,6 +644,7 @@ function printResults(
           fmt(tabAge.stagehand.fresh.p50),
           fmt(tabAge.stagehand.fresh.p95),
           fmtRatio(tabAge.stagehand.ratioP50),
+          `${tabAge.stagehand.longLived.chars}/${tabAge.stagehand.fresh.chars}`,
           '',
         ],
       ],
@@ -627,6 +693,7 @@ function printResults(
     tokenizer: TOKENIZER,
     runs: RUNS,
     largeRuns: LARGE_RUNS,
+    ageRuns: AGE_RUNS,
     warmup: WARMUP,
     pages: results,
     overall: all,
@@ -634,7 +701,7 @@ function printResults(
     newContextMs: newContext,
     coldStart: { wallMs: coldWall, childMs: coldChild, runs: cold },
   };
-  process.stdout.write(`BENCH_JSON ${JSON.stringify(json)}\n`);
+  process.stdout.write(`JSON (all figures, one line):\n${JSON.stringify(json)}\n`);
 }
 
 const listSome = (xs: string[], n = 12) =>

@@ -58,6 +58,15 @@ describe('snapshot on real Chromium', () => {
     // A password never leaves the page, not even as its length.
     expect(JSON.stringify(snap)).not.toContain('hunter2');
     expect(snap.tree).not.toContain('Invisible');
+    // Content of a closed <details> is not rendered: only its summary is there to act on.
+    await page.setContent(
+      '<details><summary>More options</summary><label><input type="checkbox"> Beta</label></details>',
+    );
+    const closed = await snapshot(page);
+    expect(closed.tree).toContain('button: More options collapsed');
+    expect(closed.tree).not.toContain('Beta');
+    await page.click('summary');
+    expect((await snapshot(page)).tree).toMatch(/checkbox: Beta unchecked/);
   });
 
   it('reaches into open, nested and closed shadow roots and iframes, with locators that find the same element', async () => {

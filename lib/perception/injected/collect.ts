@@ -397,7 +397,14 @@ export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
       textTop = rect.top + scrollY;
       textInView = inView;
     }
-    if (shadow) walkChildren(shadow, childDepth, childCursor, shadow, covered);
+    // Laid out but not rendered: a closed <details> shows only its summary, and
+    // content-visibility: hidden shows nothing inside (browsers still give those boxes a size).
+    if (tag === 'details' && !(el as unknown as HTMLDetailsElement).open) {
+      const summary = el.querySelector(':scope > summary');
+      if (summary) walkNode(summary, childDepth, childCursor, root, covered);
+    } else if (style.contentVisibility === 'hidden') {
+      // nothing inside is on screen
+    } else if (shadow) walkChildren(shadow, childDepth, childCursor, shadow, covered);
     else walkChildren(el, childDepth, childCursor, root, covered);
     textTop = savedTop;
     textInView = savedInView;
