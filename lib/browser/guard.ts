@@ -56,6 +56,23 @@ function embeddedV4(v6: ipaddr.IPv6): ipaddr.IPv4 | undefined {
   return undefined;
 }
 
+const METADATA = ['169.254.0.0/16', 'fd00:ec2::254/128', '100.100.100.200/32'];
+
+/** Cloud instance metadata endpoints (AWS, GCP, Azure, Alibaba): credentials live there. */
+export function isMetadata(ip: string): boolean {
+  try {
+    let addr = ipaddr.parse(ip.replace(/^\[|\]$/g, ''));
+    if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress())
+      addr = (addr as ipaddr.IPv6).toIPv4Address();
+    return METADATA.some((cidr) => {
+      const [range, bits] = ipaddr.parseCIDR(cidr);
+      return range.kind() === addr.kind() && addr.match([range, bits] as [typeof addr, number]);
+    });
+  } catch {
+    return false;
+  }
+}
+
 /** Why an address is off limits, or undefined when it is an ordinary public unicast address. */
 export function classifyAddress(ip: string): { blocked: boolean; rule?: string } {
   let addr: ipaddr.IPv4 | ipaddr.IPv6;
@@ -151,17 +168,23 @@ export async function checkUrl(
   if (DOCUMENT_SCHEMES.has(url.protocol)) return { ok: true };
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     return blocked(input, `${url.protocol.replace(':', '')} URLs are not allowed`, '');
-  if (policy.allowPrivate) return { ok: true };
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
   if (isAllowed(policy, host, port)) return { ok: true };
+  // allowPrivate opens the operator's own network, never the cloud metadata service: that one
+  // has to be named in the allow-list on purpose.
+  const refused = (ip: string) => {
+    const c = classifyAddress(ip);
+    if (!c.blocked || isAllowed(policy, host, port, ip)) return undefined;
+    if (policy.allowPrivate && !isMetadata(ip)) return undefined;
+    return c.rule!;
+  };
   if (ipaddr.isValid(host)) {
-    const c = classifyAddress(host);
-    if (c.blocked && !isAllowed(policy, host, port, host)) return blocked(input, c.rule!, ` (${host})`);
-    return { ok: true };
+    const rule = refused(host);
+    return rule ? blocked(input, rule, ` (${host})`) : { ok: true };
   }
   const name = host.replace(/\.$/, '');
-  if (name === 'localhost' || name.endsWith('.localhost'))
+  if ((name === 'localhost' || name.endsWith('.localhost')) && !policy.allowPrivate)
     return blocked(input, 'loopback address', ` (${name})`);
   let ips: string[];
   try {
@@ -171,9 +194,8 @@ export async function checkUrl(
     return { ok: true };
   }
   for (const ip of ips) {
-    const c = classifyAddress(ip);
-    if (c.blocked && !isAllowed(policy, host, port, ip))
-      return blocked(input, c.rule!, ` (${name} resolves to ${ip})`);
+    const rule = refused(ip);
+    if (rule) return blocked(input, rule, ` (${name} resolves to ${ip})`);
   }
   return { ok: true };
 }

@@ -82,7 +82,7 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
     };
   } else {
     const browser = options.browser ?? (await sharedBrowser());
-    const proxy = policy.allowPrivate ? undefined : await guardProxyFor(policy);
+    const proxy = await guardProxyFor(policy);
     context = await newJobContext(browser, { ...options, ...(proxy ? { proxy: proxyOption(proxy) } : {}) });
     page = await newPage(context);
     closeAll = () => context.close().catch(() => undefined);

@@ -103,7 +103,26 @@ describe('checkUrl', () => {
     expect(await ok('http://10.20.3.4/')).toBe(true);
     expect(await ok('http://10.21.3.4/')).toBe(false);
     expect(await ok('http://db.internal/', ['10.20.1.1'])).toBe(true);
-    expect((await checkUrl('http://10.0.0.1/', { allowPrivate: true, allowHosts: [] }, noDns)).ok).toBe(true);
+    const open = { allowPrivate: true, allowHosts: [] };
+    expect((await checkUrl('http://10.0.0.1/', open, noDns)).ok).toBe(true);
+    expect((await checkUrl('http://localhost:3000/', open, noDns)).ok).toBe(true);
+    // Opening the private network never opens the cloud metadata service.
+    for (const url of [
+      'http://169.254.169.254/latest',
+      'http://[fd00:ec2::254]/',
+      'http://[::ffff:169.254.169.254]/',
+    ])
+      expect((await checkUrl(url, open, noDns)).ok, url).toBe(false);
+    expect((await checkUrl('http://meta.internal/', open, async () => ['169.254.169.254'])).ok).toBe(false);
+    expect(
+      (
+        await checkUrl(
+          'http://169.254.169.254/',
+          { allowPrivate: true, allowHosts: ['169.254.169.254'] },
+          noDns,
+        )
+      ).ok,
+    ).toBe(true);
     expect(isAllowed(policy, 'evil.corp.example.attacker.test', '80')).toBe(false);
   });
 
