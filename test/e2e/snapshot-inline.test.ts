@@ -58,6 +58,9 @@ describe('snapshot on real Chromium', () => {
     // A password never leaves the page, not even as its length.
     expect(JSON.stringify(snap)).not.toContain('hunter2');
     expect(snap.tree).not.toContain('Invisible');
+    // Hidden decoration is not part of a name.
+    await page.setContent('<button>Choose a colour<span aria-hidden="true"> ▾</span></button>');
+    expect((await snapshot(page)).tree).toMatch(/^\[\d+\] button: Choose a colour$/);
     // Content of a closed <details> is not rendered: only its summary is there to act on.
     await page.setContent(
       '<details><summary>More options</summary><label><input type="checkbox"> Beta</label></details>',

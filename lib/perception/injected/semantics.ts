@@ -230,7 +230,13 @@ export function semantics() {
 
   /** Text of the subtree as it would be read, with icon labels (alt, aria-label, svg title) filled in. */
   function contentText(el: Element): string {
-    const text = clean((el as HTMLElement).innerText ?? el.textContent);
+    let text = clean((el as HTMLElement).innerText ?? el.textContent);
+    // aria-hidden parts (a caret, an icon glyph) are not part of the name.
+    if (text && el.querySelector('[aria-hidden="true"]')) {
+      const copy = el.cloneNode(true) as HTMLElement;
+      for (const hidden of Array.from(copy.querySelectorAll('[aria-hidden="true"]'))) hidden.remove();
+      text = clean(copy.textContent);
+    }
     if (text) return text;
     const labelled = el.querySelector('[aria-label], img[alt], svg title, [title]');
     if (!labelled) return '';
