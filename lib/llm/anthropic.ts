@@ -1,7 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { toLlmError } from './errors.ts';
 import type { ChatMessage, ModelConfig, ProviderCall, ProviderReply } from './types.ts';
-import { LlmError } from './types.ts';
 
 type Block = Anthropic.Messages.TextBlockParam | Anthropic.Messages.ImageBlockParam;
 
@@ -17,8 +16,8 @@ function content(m: ChatMessage): string | Block[] {
 
 /**
  * Anthropic messages with structured output by forced tool use: the schema is the tool's input,
- * and the model must call that tool. The system prompt is static per operation, so it is marked
- * for prompt caching.
+ * and the model must call that tool. The system prompt is the static part of every op's prompt,
+ * so it is marked for prompt caching; page content goes in the messages after it.
  */
 export function anthropicCall(config: ModelConfig): ProviderCall {
   const client = new Anthropic({
@@ -27,34 +26,35 @@ export function anthropicCall(config: ModelConfig): ProviderCall {
     maxRetries: 0,
   });
   const label = `anthropic/${config.model}`;
-  return async (req, jsonSchema, signal): Promise<ProviderReply> => {
+  return async (req, wire, signal, timeoutMs): Promise<ProviderReply> => {
     try {
       const res = await client.messages.create(
         {
           model: config.model,
-          max_tokens: req.maxTokens ?? 2048,
+          max_tokens: req.maxTokens ?? 4096,
+          ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
           system: [{ type: 'text', text: req.system, cache_control: { type: 'ephemeral' } }],
           messages: req.messages.map((m) => ({ role: m.role, content: content(m) })),
           tools: [
             {
               name: req.schemaName,
-              description: req.schemaDescription ?? 'Return the answer in this shape.',
-              input_schema: jsonSchema as Anthropic.Messages.Tool.InputSchema,
+              description: req.schemaDescription ?? 'Give the answer by calling this tool.',
+              input_schema: wire.schema as Anthropic.Messages.Tool.InputSchema,
             },
           ],
           tool_choice: { type: 'tool', name: req.schemaName },
         },
-        { signal, timeout: config.timeoutMs ?? 60_000, maxRetries: 0 },
+        { signal, timeout: timeoutMs, maxRetries: 0 },
       );
       const tool = res.content.find((b) => b.type === 'tool_use');
       const text = tool
         ? JSON.stringify(tool.input)
         : res.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
-      if (!text) throw new LlmError('invalid_output', `${label}: empty reply`);
       const u = res.usage;
       const cacheRead = u.cache_read_input_tokens ?? 0;
       return {
         text,
+        // input_tokens leaves out cache reads and writes; our promptTokens is every input token.
         promptTokens: u.input_tokens + cacheRead + (u.cache_creation_input_tokens ?? 0),
         completionTokens: u.output_tokens,
         cachedTokens: cacheRead,

@@ -1,9 +1,10 @@
+import type { z } from 'zod';
 import { anthropicCall } from './anthropic.ts';
-import { toLlmError } from './errors.ts';
-import { dropNulls, firstJsonObject, toJsonSchema } from './json-schema.ts';
+import { abortedError, toLlmError } from './errors.ts';
+import { firstJsonObject, restoreAbsent, toWireSchema } from './json-schema.ts';
 import { openAiCall } from './openai.ts';
 import { costOf } from './pricing.ts';
-import { withRetry } from './retry.ts';
+import { isRetryable, withRetry } from './retry.ts';
 import {
   addUsage,
   type ChatMessage,
@@ -15,37 +16,51 @@ import {
   type StructuredRequest,
   type StructuredResult,
   type Usage,
+  type WireSchema,
 } from './types.ts';
 
 export type LlmLog = (event: { level: 'info' | 'warn'; msg: string; [k: string]: unknown }) => void;
 
+const DEFAULT_TIMEOUT_MS = 60_000;
+const DEFAULT_RETRIES = 3;
+const DEFAULT_BACKOFF_MS = 500;
+const BACKOFF_CAP_MS = 20_000;
+/** How much of a bad reply goes back to the model in the repair round. */
+const REPAIR_ECHO_CHARS = 4000;
+
 const nameOf = (c: ModelConfig) => `${c.provider}/${c.model}`;
 const callFor = (c: ModelConfig): ProviderCall =>
   c.provider === 'anthropic' ? anthropicCall(c) : openAiCall(c);
+// Both providers accept only these characters in a schema / tool name.
+const wireName = (name: string) => name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'answer';
 
-type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
+export type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
 
-/** Reply text → validated value: JSON (or the first JSON object in prose), then the zod schema. */
-export function parseReply<T>(text: string, req: StructuredRequest<T>): Parsed<T> {
+/**
+ * Reply text → validated value: JSON (or the first JSON object in prose), strict-mode nulls turned
+ * back into absent fields, the `{ value }` wrapper removed, then the caller's zod schema.
+ */
+export function parseReply<T>(text: string, wire: WireSchema, schema: z.ZodType<T>): Parsed<T> {
+  if (!text.trim()) return { ok: false, problem: 'the reply was empty' };
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch {
     const inner = firstJsonObject(text);
-    if (!inner) return { ok: false, problem: 'the reply was not JSON' };
-    try {
-      raw = JSON.parse(inner);
-    } catch {
-      return { ok: false, problem: 'the reply was not valid JSON' };
-    }
+    if (!inner) return { ok: false, problem: 'the reply was not valid JSON' };
+    raw = JSON.parse(inner);
   }
-  const first = req.schema.safeParse(raw);
+  // Tolerate a model that answered a wrapped schema without the wrapper.
+  const unwrap = (v: unknown) =>
+    wire.wrapped && typeof v === 'object' && v !== null && !Array.isArray(v) && 'value' in v
+      ? (v as { value: unknown }).value
+      : v;
+  const first = schema.safeParse(unwrap(raw));
   if (first.success) return { ok: true, value: first.data };
-  // Strict mode turns optional fields into required nullable ones; absent is what we meant.
-  const second = req.schema.safeParse(dropNulls(raw));
+  const second = schema.safeParse(unwrap(restoreAbsent(raw, wire.schema)));
   if (second.success) return { ok: true, value: second.data };
-  const issues = first.error.issues
-    .slice(0, 5)
+  const issues = second.error.issues
+    .slice(0, 8)
     .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
     .join('; ');
   return { ok: false, problem: issues };
@@ -54,10 +69,12 @@ export function parseReply<T>(text: string, req: StructuredRequest<T>): Parsed<T
 function repairMessages(req: StructuredRequest<unknown>, bad: string, problem: string): ChatMessage[] {
   return [
     ...req.messages,
-    { role: 'assistant', content: bad.slice(0, 4000) },
+    { role: 'assistant', content: bad.slice(0, REPAIR_ECHO_CHARS) || '(empty)' },
     {
       role: 'user',
-      content: `That answer does not fit the required shape (${problem}). Send the corrected answer as one JSON object in that shape, nothing else.`,
+      content:
+        `That answer does not fit the required shape. Problems: ${problem}. ` +
+        'Send the whole answer again as one corrected JSON object in the required shape, and nothing else.',
     },
   ];
 }
@@ -76,46 +93,35 @@ class Client implements LlmClient {
     this.call = callFor(config);
   }
 
-  /** One request with retries; usage is added to `total` for every attempt that got an answer. */
-  private async once(
-    req: StructuredRequest<unknown>,
-    schema: Record<string, unknown>,
-    total: { usage: Usage },
-  ) {
+  /** One request with retries; the tokens of every reply received are added to `total`. */
+  private async once(req: StructuredRequest<unknown>, wire: WireSchema, total: { usage: Usage }) {
+    const timeoutMs = this.config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     return withRetry(
       async () => {
-        const controller = new AbortController();
-        const onAbort = () => controller.abort();
-        req.signal?.addEventListener('abort', onAbort, { once: true });
-        const started = performance.now();
         try {
-          const reply = await this.call(req, schema, controller.signal);
+          const reply = await this.call(req, wire, req.signal, timeoutMs);
           const usage: Usage = {
             promptTokens: reply.promptTokens,
             completionTokens: reply.completionTokens,
             cachedTokens: reply.cachedTokens,
             model: this.model,
-            ms: Math.round(performance.now() - started),
-            calls: 1,
+            ms: 0,
+            calls: reply.calls ?? 1,
           };
-          const cost = costOf(this.config.model, usage);
+          // A compatible server's model names say nothing about what it costs (often nothing).
+          const cost =
+            this.config.provider === 'openai-compatible' ? undefined : costOf(this.config.model, usage);
           if (cost !== undefined) usage.costUsd = cost;
           total.usage = addUsage(total.usage, usage);
           return reply.text;
         } catch (err) {
-          total.usage = addUsage(total.usage, {
-            ...emptyUsage(this.model),
-            ms: Math.round(performance.now() - started),
-          });
-          throw toLlmError(err, this.model);
-        } finally {
-          req.signal?.removeEventListener('abort', onAbort);
+          throw req.signal?.aborted ? abortedError(this.model) : toLlmError(err, this.model);
         }
       },
       {
-        retries: this.config.maxRetries ?? 3,
-        baseMs: this.config.backoffMs ?? 500,
-        capMs: 20_000,
+        retries: this.config.maxRetries ?? DEFAULT_RETRIES,
+        baseMs: this.config.backoffMs ?? DEFAULT_BACKOFF_MS,
+        capMs: BACKOFF_CAP_MS,
         ...(req.signal ? { signal: req.signal } : {}),
         onRetry: (err, waitMs) =>
           this.log?.({
@@ -131,14 +137,15 @@ class Client implements LlmClient {
   }
 
   async generate<T>(req: StructuredRequest<T>): Promise<StructuredResult<T>> {
+    const started = performance.now();
     const total = { usage: emptyUsage(this.model) };
-    const schema = toJsonSchema(req.schema);
-    const r = req as StructuredRequest<unknown>;
+    const wire = toWireSchema(req.schema);
+    const r: StructuredRequest<unknown> = { ...req, schemaName: wireName(req.schemaName) };
+    const finish = (usage: Usage): Usage => ({ ...usage, ms: Math.round(performance.now() - started) });
     try {
-      const text = await this.once(r, schema, total);
-      let parsed = parseReply(text, req);
+      const text = await this.once(r, wire, total);
+      let parsed = parseReply(text, wire, req.schema);
       if (!parsed.ok) {
-        // One repair round: show the model its answer and what is wrong with it.
         this.log?.({
           level: 'warn',
           msg: 'model reply failed validation; asking once for a repair',
@@ -146,31 +153,33 @@ class Client implements LlmClient {
         });
         const repaired = await this.once(
           { ...r, messages: repairMessages(r, text, parsed.problem) },
-          schema,
+          wire,
           total,
         );
-        parsed = parseReply(repaired, req);
+        parsed = parseReply(repaired, wire, req.schema);
         if (!parsed.ok)
           throw new LlmError(
             'invalid_output',
-            `${this.model} answered twice in the wrong shape: ${parsed.problem}`,
+            `${this.model} answered in the wrong shape for "${req.schemaName}", again after a repair request: ${parsed.problem}`,
           );
       }
-      return { value: parsed.value, usage: total.usage, model: this.model };
+      return { value: parsed.value, usage: finish(total.usage), model: this.model };
     } catch (err) {
       const e = toLlmError(err, this.model);
-      if (!this.fallback || e.kind === 'invalid_output' || e.kind === 'bad_request' || e.kind === 'no_model')
-        throw e;
+      // Retries are spent by now; only a provider in trouble (not a bad request, a refused key or a
+      // caller's cancel) is a reason to try another model.
+      if (!this.fallback || !isRetryable(e) || req.signal?.aborted) throw e;
       this.log?.({
         level: 'warn',
         msg: 'switching to fallback model',
         from: this.model,
         to: nameOf(this.fallback),
         reason: e.kind,
+        status: e.status,
       });
       this.fallbackClient ??= new Client(this.fallback, undefined, this.log);
       const res = await this.fallbackClient.generate(req);
-      return { ...res, usage: addUsage(total.usage, res.usage) };
+      return { ...res, usage: finish(addUsage(total.usage, res.usage)) };
     }
   }
 }

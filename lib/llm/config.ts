@@ -2,17 +2,18 @@ import { LlmError, type ModelConfig, type Provider } from './types.ts';
 
 const PROVIDERS: Provider[] = ['openai', 'anthropic', 'openai-compatible'];
 export const DEFAULT_OPENAI_MODEL = 'gpt-4.1-mini';
-export const DEFAULT_ANTHROPIC_MODEL = 'claude-sonnet-4-5';
+export const DEFAULT_ANTHROPIC_MODEL = 'claude-haiku-4-5';
 
 /** `openai/gpt-4.1-mini` → provider + model. Model names may contain slashes (`openai-compatible/meta/llama`). */
 export function parseModelName(name: string): { provider: Provider; model: string } {
   const at = name.indexOf('/');
-  const provider = name.slice(0, at) as Provider;
+  const provider = name.slice(0, at).trim() as Provider;
   const model = name.slice(at + 1).trim();
   if (at <= 0 || !PROVIDERS.includes(provider) || !model)
     throw new LlmError(
       'bad_request',
-      `model must be "provider/model" with provider one of ${PROVIDERS.join(', ')} (e.g. openai/gpt-4.1-mini), got "${name}"`,
+      `model must be written "provider/model" with provider one of ${PROVIDERS.join(', ')} ` +
+        `(e.g. openai/gpt-4.1-mini, anthropic/${DEFAULT_ANTHROPIC_MODEL}, openai-compatible/llama3.1), got "${name}"`,
     );
   return { provider, model };
 }
@@ -23,55 +24,82 @@ export interface ModelChoiceInput {
   apiKey?: string | undefined;
 }
 
+type Env = Record<string, string | undefined>;
+const nonEmpty = (v: string | undefined) => (v?.trim() ? v.trim() : undefined);
+const providerOf = (name: string) => PROVIDERS.find((p) => name.startsWith(`${p}/`));
+
 /**
  * The model for a call: what the call names, else `BROWSERFN_MODEL`, else a default for whichever
  * provider key is set. Undefined when nothing is configured (only the zero-token tier can answer).
+ *
+ * `BROWSERFN_MODEL_BASE_URL` / `BROWSERFN_MODEL_API_KEY` belong to the `BROWSERFN_MODEL` setup: they
+ * apply to models of that provider and to openai-compatible ones, never to another provider's model
+ * (an OpenAI key must not travel to a custom URL, nor a local URL to Anthropic).
  */
 export function resolveModelConfig(
   choice: ModelChoiceInput | undefined,
-  env: NodeJS.ProcessEnv = process.env,
+  env: Env = process.env,
 ): ModelConfig | undefined {
-  let name = choice?.model ?? env.BROWSERFN_MODEL;
+  const envModel = nonEmpty(env.BROWSERFN_MODEL);
+  let name = nonEmpty(choice?.model) ?? envModel;
   if (!name) {
-    if (env.OPENAI_API_KEY) name = `openai/${DEFAULT_OPENAI_MODEL}`;
-    else if (env.ANTHROPIC_API_KEY) name = `anthropic/${DEFAULT_ANTHROPIC_MODEL}`;
+    if (nonEmpty(env.OPENAI_API_KEY)) name = `openai/${DEFAULT_OPENAI_MODEL}`;
+    else if (nonEmpty(env.ANTHROPIC_API_KEY)) name = `anthropic/${DEFAULT_ANTHROPIC_MODEL}`;
     else return undefined;
   }
   const { provider, model } = parseModelName(name);
-  const fromEnv: Record<Provider, { key?: string | undefined; url?: string | undefined }> = {
+  const generic = provider === 'openai-compatible' || (envModel && providerOf(envModel) === provider);
+  const own = {
     openai: { key: env.OPENAI_API_KEY, url: env.OPENAI_BASE_URL },
     anthropic: { key: env.ANTHROPIC_API_KEY, url: env.ANTHROPIC_BASE_URL },
-    'openai-compatible': {
-      key: env.BROWSERFN_MODEL_API_KEY ?? env.OPENAI_API_KEY,
-      url: env.BROWSERFN_MODEL_BASE_URL,
-    },
-  };
+    'openai-compatible': { key: undefined, url: undefined },
+  }[provider];
   const apiKey =
-    choice?.apiKey ?? (provider === 'openai-compatible' ? fromEnv[provider].key : fromEnv[provider].key);
-  const baseURL = choice?.baseURL ?? fromEnv[provider].url ?? env.BROWSERFN_MODEL_BASE_URL;
+    nonEmpty(choice?.apiKey) ??
+    (generic ? nonEmpty(env.BROWSERFN_MODEL_API_KEY) : undefined) ??
+    nonEmpty(own.key);
+  const baseURL =
+    nonEmpty(choice?.baseURL) ??
+    (generic ? nonEmpty(env.BROWSERFN_MODEL_BASE_URL) : undefined) ??
+    nonEmpty(own.url);
+
   if (provider === 'openai-compatible' && !baseURL)
     throw new LlmError(
       'bad_request',
-      'openai-compatible models need a base URL: set BROWSERFN_MODEL_BASE_URL or model.baseURL',
+      `${name} needs the server's URL: set BROWSERFN_MODEL_BASE_URL (e.g. http://localhost:11434/v1) or pass model.baseURL`,
     );
-  if (provider !== 'openai-compatible' && !apiKey)
+  // A custom base URL (a proxy, a gateway) may not want a key; the provider's own API always does.
+  if (provider !== 'openai-compatible' && !apiKey && !baseURL)
     throw new LlmError(
       'auth',
-      `${name} needs an API key: set ${provider === 'openai' ? 'OPENAI_API_KEY' : 'ANTHROPIC_API_KEY'}`,
+      `${name} needs an API key: set ${provider === 'openai' ? 'OPENAI_API_KEY' : 'ANTHROPIC_API_KEY'} (or BROWSERFN_MODEL_API_KEY)`,
     );
+
   const config: ModelConfig = { provider, model };
   if (apiKey) config.apiKey = apiKey;
   if (baseURL) config.baseURL = baseURL;
-  const timeout = Number(env.BROWSERFN_MODEL_TIMEOUT_MS);
-  if (timeout > 0) config.timeoutMs = timeout;
+  const timeoutMs = Number(env.BROWSERFN_MODEL_TIMEOUT_MS);
+  if (timeoutMs > 0) config.timeoutMs = timeoutMs;
+  const retries = env.BROWSERFN_MODEL_MAX_RETRIES;
+  if (retries !== undefined && retries !== '' && Number.isInteger(Number(retries)) && Number(retries) >= 0)
+    config.maxRetries = Number(retries);
   return config;
+}
+
+/** The model to switch to when the main one keeps failing: `BROWSERFN_FALLBACK_MODEL`, if set. */
+export function resolveFallbackConfig(env: Env = process.env): ModelConfig | undefined {
+  const name = nonEmpty(env.BROWSERFN_FALLBACK_MODEL);
+  return name ? resolveModelConfig({ model: name }, env) : undefined;
 }
 
 export function noModelError(): LlmError {
   return new LlmError(
     'no_model',
-    'No model is configured. Set BROWSERFN_MODEL (e.g. openai/gpt-4.1-mini or anthropic/claude-sonnet-4-5) with ' +
-      'OPENAI_API_KEY or ANTHROPIC_API_KEY, or openai-compatible/<model> with BROWSERFN_MODEL_BASE_URL; ' +
-      'or pass "model" in the request.',
+    'No model is configured, and this step needs one. Set BROWSERFN_MODEL to "provider/model" with that ' +
+      `provider's key, e.g. BROWSERFN_MODEL=openai/${DEFAULT_OPENAI_MODEL} with OPENAI_API_KEY, or ` +
+      `BROWSERFN_MODEL=anthropic/${DEFAULT_ANTHROPIC_MODEL} with ANTHROPIC_API_KEY (setting only OPENAI_API_KEY ` +
+      'or ANTHROPIC_API_KEY also works). For a local or other OpenAI-compatible server: ' +
+      'BROWSERFN_MODEL=openai-compatible/<model> and BROWSERFN_MODEL_BASE_URL=http://host:port/v1 ' +
+      '(BROWSERFN_MODEL_API_KEY if it wants one). Or pass "model" with the request.',
   );
 }

@@ -1,30 +1,46 @@
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { parseRetryAfter } from './retry.ts';
 import { LlmError } from './types.ts';
 
-interface SdkError {
-  name?: string;
-  status?: number;
-  headers?: Headers;
-  message?: string;
-}
+const isTimeout = (e: unknown) =>
+  e instanceof OpenAI.APIConnectionTimeoutError || e instanceof Anthropic.APIConnectionTimeoutError;
+const isAbort = (e: unknown) =>
+  e instanceof OpenAI.APIUserAbortError ||
+  e instanceof Anthropic.APIUserAbortError ||
+  (e instanceof Error && e.name === 'AbortError');
+const isConnection = (e: unknown) =>
+  e instanceof OpenAI.APIConnectionError || e instanceof Anthropic.APIConnectionError;
 
-/** Maps either SDK's errors to our kinds; both SDKs share the same error class shapes. */
+/** The error a caller's own abort becomes: never retried, never sent to the fallback model. */
+export const abortedError = (model: string) =>
+  new LlmError('timeout', `${model}: the call was cancelled by the caller`);
+
+/**
+ * Either SDK's errors as our kinds. Messages carry the model name and status only: a provider's
+ * error text can quote the request, and prompts may hold page data.
+ */
 export function toLlmError(err: unknown, model: string): LlmError {
   if (err instanceof LlmError) return err;
-  const e = (err ?? {}) as SdkError;
-  const name = e.name ?? '';
-  const first = (e.message ?? String(err)).split('\n')[0];
-  if (/Timeout/i.test(name) || /timed out|timeout/i.test(first ?? ''))
-    return new LlmError('timeout', `${model}: request timed out`);
-  if (/ConnectionError|UserAbort|AbortError/i.test(name))
-    return new LlmError('network', `${model}: ${first}`);
-  const status = e.status;
+  if (isTimeout(err)) return new LlmError('timeout', `${model}: no answer within the time limit`);
+  if (isAbort(err)) return abortedError(model);
+  if (isConnection(err)) return new LlmError('network', `${model}: could not reach the provider`);
+  const apiError = err instanceof OpenAI.APIError || err instanceof Anthropic.APIError;
+  const status = apiError ? (err as { status?: number }).status : undefined;
+  const headers = apiError ? (err as { headers?: Headers }).headers : undefined;
   if (status === 429)
-    return new LlmError('rate_limit', `${model}: rate limited (429)`, 429, parseRetryAfter(e.headers));
+    return new LlmError('rate_limit', `${model}: rate limited (429)`, 429, parseRetryAfter(headers));
   if (status === 401 || status === 403)
     return new LlmError('auth', `${model}: the API key was refused (${status})`, status);
+  if (status === 408) return new LlmError('timeout', `${model}: the provider timed out (408)`, 408);
   if (status !== undefined && status >= 500)
-    return new LlmError('server', `${model}: provider error ${status}`, status, parseRetryAfter(e.headers));
-  if (status !== undefined) return new LlmError('bad_request', `${model}: ${first}`, status);
-  return new LlmError('network', `${model}: ${first}`);
+    return new LlmError('server', `${model}: provider error ${status}`, status, parseRetryAfter(headers));
+  if (status !== undefined) {
+    // The first line of a 4xx says what was wrong with the request (bad schema, unknown model…).
+    const first = ((err as Error).message ?? '').split('\n')[0]?.slice(0, 300);
+    return new LlmError('bad_request', `${model}: request refused: ${first}`, status);
+  }
+  // Not from the wire (a bug, an SDK precondition): retrying would only repeat it.
+  const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
+  return new LlmError('bad_request', `${model}: ${message}`);
 }

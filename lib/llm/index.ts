@@ -1,4 +1,13 @@
-export { createLlmClient, type LlmLog, parseReply } from './client.ts';
-export { noModelError, parseModelName, resolveModelConfig } from './config.ts';
-export { costOf } from './pricing.ts';
+export { createLlmClient, type LlmLog, type Parsed, parseReply } from './client.ts';
+export {
+  DEFAULT_ANTHROPIC_MODEL,
+  DEFAULT_OPENAI_MODEL,
+  type ModelChoiceInput,
+  noModelError,
+  parseModelName,
+  resolveFallbackConfig,
+  resolveModelConfig,
+} from './config.ts';
+export { costOf, priceOf } from './pricing.ts';
+export { backoffDelay, isRetryable, parseRetryAfter, withRetry } from './retry.ts';
 export * from './types.ts';

@@ -1,10 +1,12 @@
 import OpenAI from 'openai';
 import type {
+  ChatCompletion,
   ChatCompletionContentPart,
+  ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
 import { toLlmError } from './errors.ts';
-import { strictify } from './json-schema.ts';
+import { firstJsonObject } from './json-schema.ts';
 import type { ChatMessage, ModelConfig, ProviderCall, ProviderReply, StructuredRequest } from './types.ts';
 import { LlmError } from './types.ts';
 
@@ -26,16 +28,36 @@ function messages(req: StructuredRequest<unknown>, extraSystem = ''): ChatComple
           ? { role: 'user', content: content(m) }
           : {
               role: 'assistant',
-              content: typeof m.content === 'string' ? m.content : JSON.stringify(m.content),
+              // Assistant turns take text only; images never come from the model.
+              content:
+                typeof m.content === 'string'
+                  ? m.content
+                  : m.content.map((p) => (p.type === 'text' ? p.text : '')).join(''),
             },
     ),
   ];
 }
 
+// Reasoning models accept only their default temperature and only `max_completion_tokens`.
+const isReasoningModel = (model: string) => /^(o\d|gpt-5)/.test(model);
+
+const looksLikeJson = (text: string) => {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return firstJsonObject(text) !== undefined;
+  }
+};
+
+// Servers found to lack json_schema (and to answer in text instead), by base URL + model: clients
+// are made per request, and relearning this would cost a refused call every time.
+const textOnly = new Set<string>();
+
 /**
- * OpenAI chat completions with JSON Schema structured output. For OpenAI-compatible servers that
- * refuse `json_schema` (many local ones), falls back once — and for good — to JSON in plain text,
- * validated by the same schema downstream.
+ * OpenAI chat completions with JSON Schema structured output. An OpenAI-compatible server that
+ * refuses `json_schema` (400) or ignores it (answers prose) is asked again with the schema in the
+ * prompt, and from then on always that way: the server will not learn json_schema mid-run.
  */
 export function openAiCall(config: ModelConfig): ProviderCall {
   const client = new OpenAI({
@@ -44,66 +66,67 @@ export function openAiCall(config: ModelConfig): ProviderCall {
     maxRetries: 0,
   });
   const label = `${config.provider}/${config.model}`;
-  let textMode = false;
-  return async (req, jsonSchema, signal): Promise<ProviderReply> => {
-    const strict = strictify(jsonSchema);
-    const base = {
-      model: config.model,
-      temperature: req.temperature ?? 0.1,
-      ...(req.maxTokens ? { max_tokens: req.maxTokens } : {}),
-    };
-    const options = { signal, timeout: config.timeoutMs ?? 60_000, maxRetries: 0 };
-    const asText = async () => {
-      const res = await client.chat.completions.create(
-        {
-          ...base,
-          messages: messages(
-            req,
-            `\n\nReply with one JSON object only, no prose, matching this JSON Schema:\n${JSON.stringify(jsonSchema)}`,
-          ),
-        },
-        options,
-      );
-      return toReply(res);
-    };
+  const compatible = config.provider === 'openai-compatible';
+  const reasoning = !compatible && isReasoningModel(config.model);
+  const key = `${config.baseURL ?? ''}|${config.model}`;
+
+  return async (req, wire, signal, timeoutMs): Promise<ProviderReply> => {
+    const base: Omit<ChatCompletionCreateParamsNonStreaming, 'messages'> = { model: config.model };
+    if (!reasoning) base.temperature = req.temperature ?? 0.1;
+    if (req.maxTokens) {
+      if (compatible) base.max_tokens = req.maxTokens;
+      else base.max_completion_tokens = req.maxTokens;
+    }
+    const send = async (body: ChatCompletionCreateParamsNonStreaming) =>
+      toReply(await client.chat.completions.create(body, { signal, timeout: timeoutMs, maxRetries: 0 }));
+    const asText = () =>
+      send({
+        ...base,
+        messages: messages(
+          req,
+          `\n\nAnswer with one JSON object and nothing else (no prose, no code fences). It must match this JSON Schema:\n${JSON.stringify(wire.schema)}`,
+        ),
+      });
+
+    if (textOnly.has(key)) return asText();
+    let first: ProviderReply;
     try {
-      if (textMode) return await asText();
-      const res = await client.chat.completions.create(
-        {
-          ...base,
-          messages: messages(req),
-          response_format: {
-            type: 'json_schema',
-            json_schema: {
-              name: req.schemaName,
-              ...(req.schemaDescription ? { description: req.schemaDescription } : {}),
-              schema: strict ?? jsonSchema,
-              strict: !!strict,
-            },
+      first = await send({
+        ...base,
+        messages: messages(req),
+        response_format: {
+          type: 'json_schema',
+          json_schema: {
+            name: req.schemaName,
+            ...(req.schemaDescription ? { description: req.schemaDescription } : {}),
+            schema: wire.strict ?? wire.schema,
+            strict: wire.strict !== undefined,
           },
         },
-        options,
-      );
-      return toReply(res);
+      });
     } catch (err) {
       const e = toLlmError(err, label);
-      if (config.provider === 'openai-compatible' && e.kind === 'bad_request' && !textMode) {
-        textMode = true;
-        try {
-          return await asText();
-        } catch (again) {
-          throw toLlmError(again, label);
-        }
-      }
-      throw e;
+      if (!compatible || e.kind !== 'bad_request') throw e;
+      const reply = await asText();
+      textOnly.add(key);
+      return reply;
     }
+    if (!compatible || looksLikeJson(first.text)) return first;
+    const second = await asText();
+    textOnly.add(key);
+    return {
+      text: second.text,
+      promptTokens: first.promptTokens + second.promptTokens,
+      completionTokens: first.completionTokens + second.completionTokens,
+      cachedTokens: first.cachedTokens + second.cachedTokens,
+      calls: 2,
+    };
   };
 }
 
-function toReply(res: OpenAI.Chat.Completions.ChatCompletion): ProviderReply {
-  const choice = res.choices[0];
-  const message = choice?.message;
-  if (message?.refusal) throw new LlmError('invalid_output', `the model refused: ${message.refusal}`);
+function toReply(res: ChatCompletion): ProviderReply {
+  const message = res.choices[0]?.message;
+  if (message?.refusal) throw new LlmError('invalid_output', 'the model refused to answer');
   return {
     text: message?.content ?? '',
     promptTokens: res.usage?.prompt_tokens ?? 0,

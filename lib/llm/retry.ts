@@ -3,6 +3,8 @@ import { LlmError } from './types.ts';
 export interface BackoffOptions {
   baseMs: number;
   capMs: number;
+  /** Longest retry-after we accept (default 60 s): a provider asking for minutes means "give up". */
+  retryAfterCapMs?: number;
 }
 
 /**
@@ -17,7 +19,8 @@ export function backoffDelay(
 ): number {
   const exp = Math.min(opts.capMs, opts.baseMs * 2 ** (attempt - 1));
   const jittered = Math.round(random() * exp);
-  return retryAfterMs !== undefined ? Math.max(Math.min(retryAfterMs, 60_000), jittered) : jittered;
+  if (retryAfterMs === undefined) return jittered;
+  return Math.max(Math.min(retryAfterMs, opts.retryAfterCapMs ?? 60_000), jittered);
 }
 
 /** retry-after (seconds or HTTP date) / retry-after-ms headers → milliseconds. */
@@ -39,17 +42,19 @@ export const isRetryable = (err: unknown): boolean =>
   err instanceof LlmError &&
   (err.kind === 'rate_limit' || err.kind === 'server' || err.kind === 'timeout' || err.kind === 'network');
 
+/** Resolves after `ms`, or false at once when the signal aborts (then there is nothing to retry for). */
 const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(t);
-        reject(new LlmError('timeout', 'aborted'));
-      },
-      { once: true },
-    );
+  new Promise<boolean>((resolve) => {
+    if (signal?.aborted) return resolve(false);
+    const onAbort = () => {
+      clearTimeout(t);
+      resolve(false);
+    };
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 
 /** Runs `fn` with retries on rate limits, server errors, timeouts and network errors. */
@@ -65,11 +70,11 @@ export async function withRetry<T>(
     try {
       return await fn(attempt);
     } catch (err) {
-      if (!isRetryable(err) || attempt >= opts.retries) throw err;
+      if (!isRetryable(err) || attempt >= opts.retries || opts.signal?.aborted) throw err;
       const e = err as LlmError;
       const wait = backoffDelay(attempt + 1, opts, e.retryAfterMs);
       opts.onRetry?.(e, wait);
-      await sleep(wait, opts.signal);
+      if (!(await sleep(wait, opts.signal))) throw err;
     }
   }
 }

@@ -16,12 +16,15 @@ export interface ModelConfig {
 }
 
 export interface Usage {
+  /** All input tokens, cached ones included. */
   promptTokens: number;
   completionTokens: number;
   cachedTokens: number;
   model: string;
+  /** Wall time, waits between retries included. */
   ms: number;
   costUsd?: number;
+  /** Model replies received (failed attempts such as 429s are not counted). */
   calls: number;
 }
 
@@ -73,7 +76,7 @@ export class LlmError extends Error {
     readonly kind: LlmErrorKind,
     message: string,
     readonly status?: number,
-    /** Seconds the provider asked us to wait (retry-after). */
+    /** How long the provider asked us to wait before trying again (retry-after), in ms. */
     readonly retryAfterMs?: number,
   ) {
     super(message);
@@ -98,7 +101,10 @@ export function addUsage(a: Usage, b: Usage): Usage {
     ms: a.ms + b.ms,
     calls: a.calls + b.calls,
   };
-  if (a.costUsd !== undefined || b.costUsd !== undefined) out.costUsd = (a.costUsd ?? 0) + (b.costUsd ?? 0);
+  // A total is only a cost if every part that used tokens was priced; a partial sum would mislead.
+  const priced = (u: Usage) => u.costUsd !== undefined || u.promptTokens + u.completionTokens === 0;
+  if (priced(a) && priced(b) && (a.costUsd !== undefined || b.costUsd !== undefined))
+    out.costUsd = (a.costUsd ?? 0) + (b.costUsd ?? 0);
   return out;
 }
 
@@ -109,11 +115,24 @@ export interface ProviderReply {
   promptTokens: number;
   completionTokens: number;
   cachedTokens: number;
+  /** Requests that answered to produce this reply (more than 1 when a format fallback re-asked). */
+  calls?: number;
+}
+
+/** The JSON Schema a provider is sent, as the root object it insists on, with its strict-mode twin. */
+export interface WireSchema {
+  schema: Record<string, unknown>;
+  /** OpenAI strict-mode form (all required, optional → nullable); undefined when not expressible. */
+  strict: Record<string, unknown> | undefined;
+  /** The caller's schema was not an object, so it travels as `{ value: … }`. */
+  wrapped: boolean;
 }
 
 /** A provider adapter: one call, no retries, no validation. */
 export type ProviderCall = (
   req: StructuredRequest<unknown>,
-  jsonSchema: Record<string, unknown>,
-  signal: AbortSignal,
+  schema: WireSchema,
+  signal: AbortSignal | undefined,
+  /** Per attempt. */
+  timeoutMs: number,
 ) => Promise<ProviderReply>;

@@ -1,13 +1,18 @@
 /**
  * Reads the plain instructions people type (`click the Sign in button`, `type "ada@x.io" into
- * email`, `select Large from the size dropdown`) into a verb, a target phrase and a value.
- * Anything it does not recognise returns undefined: the model gets it instead.
+ * email`, `select Large from the size dropdown`, `press ctrl+a`) into a verb, a target phrase and a
+ * value. It knows a fixed set of sentence shapes and nothing else: anything outside them returns
+ * undefined and goes to the model. Guessing a reading here would turn into a wrong click later.
+ *
+ * Every regular expression lives at module level: parsing runs on each `act`, and compiling
+ * patterns per call would cost more than the matching itself.
  */
 
 export type MatchVerb =
   | 'click'
   | 'dblclick'
   | 'fill'
+  | 'type'
   | 'select'
   | 'check'
   | 'uncheck'
@@ -19,6 +24,7 @@ export type MatchVerb =
   | 'reload'
   | 'hover';
 
+/** The kind of element the words around the phrase name ("the Email field", "the Terms checkbox"). */
 export type RoleHint =
   | 'button'
   | 'link'
@@ -29,37 +35,220 @@ export type RoleHint =
   | 'tab'
   | 'menuitem'
   | 'option'
-  | 'switch';
+  | 'switch'
+  | 'icon'
+  | 'heading';
 
 export interface TargetPhrase {
+  /** What names the element, lower-cased unless quoted (quoted text keeps its case). */
   phrase: string;
-  /** The phrase was quoted: the name must match it exactly. */
-  exact: boolean;
   roleHint?: RoleHint;
-  /** The role words as written ("button"), since names sometimes include them ("Deep button"). */
-  roleWords?: string;
   /** 1-based; -1 = last. */
   ordinal?: number;
+  /** The phrase was quoted: the element's text must equal it, not merely contain it. */
+  quoted?: boolean;
+  /**
+   * The phrase with its role words left in ("deep button"): names sometimes include them, and
+   * then the role word is part of the name, not a hint.
+   */
+  full?: string;
+  /**
+   * The phrase with a leading ordinal word left in ("first aid kit", "last name"): set when that
+   * word might be part of the name rather than a count.
+   */
+  literal?: string;
 }
 
 export interface ParsedInstruction {
   verb: MatchVerb;
   target?: TargetPhrase;
+  /** Text to enter or option to choose; `%name%` variables stay verbatim. */
   value?: string;
+  /** Playwright key name (`Enter`, `Control+Shift+K`). */
   key?: string;
-  scroll?: { to: 'top' | 'bottom' | 'up' | 'down' | number };
+  /** `to`: a percentage is a position in the page; `px`: a relative amount for up/down. */
+  scroll?: { to: 'top' | 'bottom' | 'up' | 'down' | number; px?: number };
+  /** The verb as written ("tap", "choose"): some readings depend on it. */
+  word?: string;
+  /**
+   * The key was one bare word that could also be an element's name ("press Home"): the decision
+   * must check no element is called that before pressing the key.
+   */
+  keyWord?: string;
+  /** "set X to "v"": a field to fill, or a native select to choose "v" in. */
+  alsoSelect?: boolean;
 }
 
-const QUOTE_PAIRS: [string, string][] = [
-  ['"', '"'],
-  ['“', '”'],
-  ['‘', '’'],
-  ['«', '»'],
-  ['`', '`'],
-  ["'", "'"],
-];
+// ---------------------------------------------------------------------------------------------
+// Keys
 
-const ORDINALS: Record<string, number> = {
+const KEY_NAMES: Record<string, string> = {
+  enter: 'Enter',
+  return: 'Enter',
+  tab: 'Tab',
+  escape: 'Escape',
+  esc: 'Escape',
+  space: 'Space',
+  spacebar: 'Space',
+  backspace: 'Backspace',
+  delete: 'Delete',
+  del: 'Delete',
+  insert: 'Insert',
+  home: 'Home',
+  end: 'End',
+  pageup: 'PageUp',
+  pgup: 'PageUp',
+  pagedown: 'PageDown',
+  pgdn: 'PageDown',
+  up: 'ArrowUp',
+  down: 'ArrowDown',
+  left: 'ArrowLeft',
+  right: 'ArrowRight',
+  arrowup: 'ArrowUp',
+  arrowdown: 'ArrowDown',
+  arrowleft: 'ArrowLeft',
+  arrowright: 'ArrowRight',
+  uparrow: 'ArrowUp',
+  downarrow: 'ArrowDown',
+  leftarrow: 'ArrowLeft',
+  rightarrow: 'ArrowRight',
+};
+
+const MODIFIERS: Record<string, string> = {
+  ctrl: 'Control',
+  control: 'Control',
+  ctl: 'Control',
+  cmd: 'Meta',
+  command: 'Meta',
+  meta: 'Meta',
+  win: 'Meta',
+  super: 'Meta',
+  alt: 'Alt',
+  option: 'Alt',
+  opt: 'Alt',
+  shift: 'Shift',
+  controlormeta: 'ControlOrMeta',
+};
+
+const KEY_SUFFIX = /\s+keys?$/;
+const PLUS_SPLIT = /\s*\+\s*/;
+const DASH_OR_SPACE_SPLIT = /[\s-]+/;
+const ALL_SPACE = /\s+/g;
+const FUNCTION_KEY = /^f([1-9]|1\d|2[0-4])$/;
+const SINGLE_CHAR = /^[a-z0-9`\-=[\]\\;',./]$/;
+
+/**
+ * `ctrl+shift+k` → `Control+Shift+K`, `enter` → `Enter`, `down arrow` → `ArrowDown`; undefined when
+ * the text is not a key. A lone character is a key only when `allowChar` says the sentence called
+ * it one ("press the a key"): "press a" is more likely half of something else.
+ */
+export function normalizeKey(text: string, allowChar = false): string | undefined {
+  const s = text.toLowerCase().trim().replace(KEY_SUFFIX, '');
+  if (!s) return undefined;
+  let parts = s.split(PLUS_SPLIT);
+  if (parts.length === 1) {
+    // "ctrl-c", "ctrl shift k": separators other than + only count after a modifier.
+    const loose = s.split(DASH_OR_SPACE_SPLIT);
+    if (loose.length > 1 && MODIFIERS[loose[0]!]) parts = loose;
+  }
+  const out: string[] = [];
+  for (const [i, raw] of parts.entries()) {
+    const p = raw.replace(ALL_SPACE, '');
+    if (!p) return undefined;
+    if (i < parts.length - 1) {
+      const mod = MODIFIERS[p];
+      if (!mod || out.includes(mod)) return undefined;
+      out.push(mod);
+      continue;
+    }
+    const named = KEY_NAMES[p] ?? (FUNCTION_KEY.test(p) ? p.toUpperCase() : undefined);
+    if (named) out.push(named);
+    else if (MODIFIERS[p] && parts.length === 1) out.push(MODIFIERS[p]!);
+    // With a modifier, letters are shortcuts: Playwright matches `Control+A` by key code.
+    else if (SINGLE_CHAR.test(p) && (parts.length > 1 || allowChar))
+      out.push(parts.length > 1 ? p.toUpperCase() : p);
+    else return undefined;
+  }
+  return out.join('+');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Quotes and variables
+
+const MARK = '\uE000';
+const MARKER = /^\uE000(\d+)\uE000$/;
+const HAS_MARKER = /\uE000/;
+const VARIABLE = /%[A-Za-z_][\w.-]*%/g;
+
+/** Opening quote → the characters that may close it. */
+const CLOSERS: Record<string, string> = {
+  '"': '"',
+  '“': '”"',
+  '”': '”',
+  '„': '“”',
+  '«': '»',
+  '‹': '›',
+  '`': '`',
+  '‘': '’',
+  "'": "'",
+};
+/** Quotes that double as apostrophes: they only open at a word's start and close at its end. */
+const APOSTROPHES = new Set(["'", '‘', '’']);
+const OPENS_AFTER = /[\s([{:,]/;
+const CLOSES_BEFORE = /[\s.,!?;:)\]}]/;
+
+/**
+ * Replaces quoted text and `%variables%` with `\uE000N\uE000` markers, keeping what they held in
+ * `values`. Quotes are read left to right so a quote inside another stays part of the value; a
+ * quote that never closes stays in the text (and the sentence then matches no shape).
+ */
+function lift(text: string): { text: string; values: string[] } {
+  const values: string[] = [];
+  let out = '';
+  let plain = '';
+  const flush = () => {
+    out += plain.replace(VARIABLE, (v) => {
+      values.push(v);
+      return `${MARK}${values.length - 1}${MARK}`;
+    });
+    plain = '';
+  };
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i]!;
+    const closers = CLOSERS[c];
+    const prev = i === 0 ? ' ' : text[i - 1]!;
+    if (!closers || (APOSTROPHES.has(c) && !OPENS_AFTER.test(prev))) {
+      plain += c;
+      i++;
+      continue;
+    }
+    let end = -1;
+    for (let j = i + 1; j < text.length; j++) {
+      if (!closers.includes(text[j]!)) continue;
+      const next = j + 1 < text.length ? text[j + 1]! : ' ';
+      if (APOSTROPHES.has(text[j]!) && !CLOSES_BEFORE.test(next)) continue;
+      end = j;
+      break;
+    }
+    if (end < 0) {
+      plain += c;
+      i++;
+      continue;
+    }
+    flush();
+    values.push(text.slice(i + 1, end).trim());
+    out += `${MARK}${values.length - 1}${MARK}`;
+    i = end + 1;
+  }
+  flush();
+  return { text: out, values };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Targets
+
+const ORDINAL_WORDS: Record<string, number> = {
   first: 1,
   second: 2,
   third: 3,
@@ -73,234 +262,385 @@ const ORDINALS: Record<string, number> = {
   last: -1,
 };
 
-const ROLE_WORDS: [RegExp, RoleHint][] = [
-  [/\b(?:radio button|radio|option button)$/, 'radio'],
-  [/\b(?:check ?box|tick ?box)$/, 'checkbox'],
-  [/\b(?:toggle|switch)$/, 'switch'],
-  [/\b(?:button|btn)$/, 'button'],
-  [/\b(?:link|hyperlink)$/, 'link'],
-  [/\b(?:text field|text box|textbox|input field|input box|field|input|box|textarea|text area)$/, 'field'],
-  [/\b(?:drop-?down|drop down menu|select box|select|picker|combo ?box|list ?box|menu)$/, 'dropdown'],
-  [/\b(?:tab)$/, 'tab'],
-  [/\b(?:menu item)$/, 'menuitem'],
-  [/\b(?:option)$/, 'option'],
-];
+/** Role words, longest first so "radio button" wins over "button". `box` depends on the verb. */
+const ROLE_WORDS: [string, RoleHint | 'box'][] = (
+  [
+    ['radio button', 'radio'],
+    ['option button', 'radio'],
+    ['radio', 'radio'],
+    ['check box', 'checkbox'],
+    ['checkbox', 'checkbox'],
+    ['tick box', 'checkbox'],
+    ['tickbox', 'checkbox'],
+    ['toggle', 'switch'],
+    ['switch', 'switch'],
+    ['button', 'button'],
+    ['btn', 'button'],
+    ['icon', 'icon'],
+    ['hyperlink', 'link'],
+    ['link', 'link'],
+    ['text field', 'field'],
+    ['text box', 'field'],
+    ['textbox', 'field'],
+    ['text input', 'field'],
+    ['input field', 'field'],
+    ['input box', 'field'],
+    ['input', 'field'],
+    ['field', 'field'],
+    ['textarea', 'field'],
+    ['text area', 'field'],
+    ['box', 'box'],
+    ['drop down menu', 'dropdown'],
+    ['drop-down menu', 'dropdown'],
+    ['dropdown menu', 'dropdown'],
+    ['drop-down', 'dropdown'],
+    ['drop down', 'dropdown'],
+    ['dropdown', 'dropdown'],
+    ['select box', 'dropdown'],
+    ['select menu', 'dropdown'],
+    ['select', 'dropdown'],
+    ['selector', 'dropdown'],
+    ['picker', 'dropdown'],
+    ['combo box', 'dropdown'],
+    ['combobox', 'dropdown'],
+    ['list box', 'dropdown'],
+    ['listbox', 'dropdown'],
+    ['list', 'dropdown'],
+    ['menu item', 'menuitem'],
+    ['menu', 'dropdown'],
+    ['tab', 'tab'],
+    ['option', 'option'],
+    ['heading', 'heading'],
+    ['section', 'heading'],
+  ] as [string, RoleHint | 'box'][]
+).sort((a, b) => b[0].length - a[0].length);
 
-const KEY_NAMES: Record<string, string> = {
-  enter: 'Enter',
-  return: 'Enter',
-  tab: 'Tab',
-  escape: 'Escape',
-  esc: 'Escape',
-  space: 'Space',
-  spacebar: 'Space',
-  backspace: 'Backspace',
-  delete: 'Delete',
-  del: 'Delete',
-  home: 'Home',
-  end: 'End',
-  pageup: 'PageUp',
-  pagedown: 'PageDown',
-  up: 'ArrowUp',
-  down: 'ArrowDown',
-  left: 'ArrowLeft',
-  right: 'ArrowRight',
-  arrowup: 'ArrowUp',
-  arrowdown: 'ArrowDown',
-  arrowleft: 'ArrowLeft',
-  arrowright: 'ArrowRight',
-};
-const MODIFIERS: Record<string, string> = {
-  ctrl: 'Control',
-  control: 'Control',
-  cmd: 'Meta',
-  command: 'Meta',
-  meta: 'Meta',
-  alt: 'Alt',
-  option: 'Alt',
-  shift: 'Shift',
-};
+const LEADING_PREPOSITION = /^(?:on|onto|at|upon|over)\s+/;
+const ARTICLE = /^(?:the|a|an)\s+/;
+const ORDINAL_PREFIX =
+  /^(?:(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last)|(\d{1,3})(?:st|nd|rd|th))\s+(?:one of the\s+|of the\s+)?/;
+/** "first name" / "last name" are fields, never counts. */
+const NAME_COMPOUND = /^(?:first|last)\s+name\b/;
+const ORDINAL_SUFFIX = /\s+(?:#\s?|number\s+)(\d{1,3})$/;
+const TRAILING_FILLER = /\s+(?:on the page|on this page|on the screen|on screen|please)$/;
+/** "the field labelled Email", "the box next to Remember me", "the button that says Go". */
+const ROLE_CONNECTOR =
+  /^(?:labelled|labeled|called|named|titled|marked|that says|saying|which says|with the text|with text|with the label|with label|for|next to|beside)\s+/;
 
-/** `ctrl+shift+k` → `Control+Shift+K`; `enter` → `Enter`; undefined when it is not a key. */
-export function normalizeKey(text: string): string | undefined {
-  const parts = text
-    .toLowerCase()
-    .replace(/\s*\+\s*/g, '+')
-    .replace(/\s+key$/, '')
-    .split('+');
-  const out: string[] = [];
-  for (const [i, raw] of parts.entries()) {
-    const p = raw.replace(/\s+/g, '');
-    const last = i === parts.length - 1;
-    if (!last) {
-      const mod = MODIFIERS[p];
-      if (!mod) return undefined;
-      out.push(mod);
-      continue;
-    }
-    if (KEY_NAMES[p]) out.push(KEY_NAMES[p]!);
-    else if (/^f([1-9]|1[0-2])$/.test(p)) out.push(p.toUpperCase());
-    else if (/^[a-z0-9]$/.test(p) && parts.length > 1) out.push(p.toUpperCase());
-    else return undefined;
-  }
-  return out.join('+');
-}
+type Family = 'check' | 'other';
 
-/** Pulls out quoted values and `%variables%`, leaving `\uE000N\uE000` markers in the text. */
-function lift(text: string): { text: string; values: string[] } {
-  const values: string[] = [];
-  let out = text.replace(/%[A-Za-z_][\w.-]*%/g, (m) => {
-    values.push(m);
-    return `\uE000${values.length - 1}\uE000`;
-  });
-  for (const [open, close] of QUOTE_PAIRS) {
-    const o = open.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    const c = close.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    // A straight apostrophe only quotes when it sits at a word edge ("don't" stays a word).
-    const re = open === "'" ? /(^|\s)'([^']+)'(?=$|[\s.,!?])/g : new RegExp(`${o}([^${c}]*)${c}`, 'g');
-    out = out.replace(re, (...m: string[]) => {
-      const inner = open === "'" ? m[2]! : m[1]!;
-      values.push(inner);
-      return `${open === "'" ? m[1] : ''}\uE000${values.length - 1}\uE000`;
-    });
-  }
-  return { text: out, values };
-}
-
-const FILLER = /^(?:please\s+|kindly\s+|now\s+|then\s+|just\s+|can you\s+|could you\s+)+/;
-
-function targetOf(raw: string, values: string[]): TargetPhrase | undefined {
-  let t = raw.trim().replace(/^(?:on|at|onto|in|into|inside|over)\s+/, '');
-  t = t.replace(/^(?:the|a|an)\s+/, '');
+/** Turns the words after the verb into a target; undefined when they do not name one element. */
+function targetOf(raw: string, values: string[], family: Family): TargetPhrase | undefined {
+  let t = raw.trim().replace(LEADING_PREPOSITION, '').replace(ARTICLE, '').replace(TRAILING_FILLER, '');
   let ordinal: number | undefined;
-  const ord =
-    /^(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last|(\d+)(?:st|nd|rd|th))\s+/.exec(
-      t,
-    );
+  let literal: string | undefined;
+  const ord = NAME_COMPOUND.test(t) ? null : ORDINAL_PREFIX.exec(t);
   if (ord) {
-    ordinal = ord[2] ? Number(ord[2]) : ORDINALS[ord[1]!];
-    t = t.slice(ord[0].length);
-  }
-  let roleHint: RoleHint | undefined;
-  let roleWords: string | undefined;
-  for (const [re, hint] of ROLE_WORDS) {
-    const found = re.exec(t);
-    if (found) {
-      roleHint = hint;
-      roleWords = found[0];
-      t = t.slice(0, found.index).trim();
-      break;
+    ordinal = ord[2] ? Number(ord[2]) : ORDINAL_WORDS[ord[1]!];
+    // The count might be the name's own first word ("First Aid Kit", "1st class").
+    literal = t;
+    t = t.slice(ord[0].length).replace(ARTICLE, '');
+  } else {
+    const suffix = ORDINAL_SUFFIX.exec(t);
+    if (suffix) {
+      ordinal = Number(suffix[1]);
+      t = t.slice(0, suffix.index);
     }
   }
-  t = t.replace(/\s+(?:on the page|on this page|here)$/, '').trim();
-  const quoted = /^\uE000(\d+)\uE000$/.exec(t);
-  const hint = {
+  if (ordinal === 0) return undefined;
+
+  let hint: RoleHint | 'box' | undefined;
+  let full: string | undefined;
+  if (ROLE_WORDS.some(([word]) => word === t)) {
+    // "click the menu": the role word is all there is, so it is the name to look for, unless a
+    // count says which one ("the third link").
+    if (ordinal !== undefined) {
+      hint = ROLE_WORDS.find(([word]) => word === t)![1];
+      t = '';
+    }
+  } else {
+    // Trailing role words first ("the Sign in button"), then leading ones ("the button Sign in").
+    const trailing = ROLE_WORDS.find(([word]) => t.endsWith(` ${word}`));
+    const leading = trailing ? undefined : ROLE_WORDS.find(([word]) => t.startsWith(`${word} `));
+    if (trailing) {
+      hint = trailing[1];
+      full = t;
+      t = t.slice(0, -trailing[0].length - 1).trim();
+    } else if (leading) {
+      hint = leading[1];
+      full = t;
+      t = t
+        .slice(leading[0].length + 1)
+        .replace(ROLE_CONNECTOR, '')
+        .replace(ARTICLE, '');
+    }
+  }
+  const roleHint: RoleHint | undefined = hint === 'box' ? (family === 'check' ? 'checkbox' : 'field') : hint;
+  const extras = {
     ...(roleHint ? { roleHint } : {}),
-    ...(roleWords ? { roleWords } : {}),
-    ...(ordinal ? { ordinal } : {}),
+    ...(ordinal !== undefined ? { ordinal } : {}),
   };
-  if (quoted) return { phrase: values[Number(quoted[1])]!, exact: true, ...hint };
-  if (t.includes('\uE000')) return undefined;
-  if (!t) return undefined;
-  return { phrase: t, exact: false, ...hint };
+
+  const quoted = MARKER.exec(t);
+  if (quoted) {
+    const phrase = values[Number(quoted[1])]!;
+    // A quoted variable names a value, never an element.
+    if (!phrase || phrase.startsWith('%')) return undefined;
+    return { phrase, quoted: true, ...extras };
+  }
+  // Quoted words mixed with unquoted ones ("the "Add" button for shoes") are beyond this parser.
+  if (HAS_MARKER.test(t)) return undefined;
+  if (!t) return ordinal !== undefined && roleHint ? { phrase: '', ...extras } : undefined;
+  return {
+    phrase: t,
+    ...extras,
+    ...(full && full !== t ? { full } : {}),
+    ...(literal ? { literal } : {}),
+  };
 }
 
+/** A value argument: a quoted string or variable, or (when allowed) bare words such as an option. */
 function valueArg(raw: string, values: string[], allowBare: boolean): string | undefined {
   const t = raw.trim();
-  const m = /^\uE000(\d+)\uE000$/.exec(t);
+  const m = MARKER.exec(t);
   if (m) return values[Number(m[1])];
-  if (!allowBare || !t || t.includes('\uE000')) return undefined;
-  return t.replace(/^(?:the|a|an)\s+/, '').replace(/\s+option$/, '');
+  if (!allowBare || !t || HAS_MARKER.test(t)) return undefined;
+  return t.replace(ARTICLE, '').replace(OPTION_SUFFIX, '').trim() || undefined;
+}
+const OPTION_SUFFIX = /\s+option$/;
+
+// ---------------------------------------------------------------------------------------------
+// Sentences
+
+const WHITESPACE = /\s+/g;
+const TRAILING_PUNCT = /[\s.!?;,]+$/;
+const LEADING_FILLER =
+  /^(?:(?:please|kindly|now|then|just|also|next|finally|first|ok|okay|so)\s*,?\s+|(?:can|could|would|will) you\s+|(?:go ahead and|i want to|i'd like to|i would like to|i need to|let's|lets|you should|try to)\s+)+/;
+const TRAILING_FILLER_SENTENCE = /\s+(?:please|for me|thanks|thank you|right away)$/;
+/** Two steps in one sentence: the agent splits those, not the matcher. */
+const MULTI_STEP =
+  /(?:^|\s)(?:and then|then|after that|afterwards|followed by)\s|;|(?:,|\sand)\s+(?:then\s+)?(?:click|tap|press|hit|type|enter|fill|select|choose|pick|check|uncheck|tick|scroll|go|hover|submit|open|wait|reload|refresh)\b/;
+const VAL = '(\\uE000\\d+\\uE000)';
+const STRAY_QUOTE = /["“”„«»‹›`]/;
+
+const RE = {
+  back: /^(?:(?:go|navigate|head|move) back(?: (?:to the )?(?:one page|a page|previous page|last page))?|back|go to the previous page|return to the previous page)$/,
+  forward:
+    /^(?:(?:go|navigate|move) forward(?: (?:one page|a page))?|forward|go to the next page in history)$/,
+  reload: /^(?:reload|refresh)(?: (?:the|this) page| page)?$|^(?:reload|refresh) the browser$/,
+  scrollStep:
+    /^scroll(?: the page| the window)? (up|down)(?: (?:a bit|a little bit|a little|some|slightly|once|one page|a page|by one page|by a page|one screen|a screen))?(?: the page| on the page)?$/,
+  scrollPx: /^scroll(?: the page| the window)? (up|down)(?: by)? (\d{1,5}) ?(?:px|pixels?)$/,
+  scrollEdge:
+    /^scroll(?: the page| the window)?(?: all the way)?(?: back)?(?: (?:up|down))? (?:to )?(?:the )?(?:very )?(top|bottom|end|start|beginning)(?: of the (?:page|window|document))?$/,
+  scrollAllTheWay: /^scroll all the way (up|down)$/,
+  scrollHalf:
+    /^scroll(?: the page)?(?: down)?(?: to)?(?: the)? (?:middle|halfway|half way|half-way)(?: down| point| through)?(?: (?:of )?the page)?$/,
+  scrollPct:
+    /^scroll(?: the page)?(?: down| up)?(?: to)? (\d{1,3}) ?(?:%|percent)(?: of the (?:page|way))?(?: down)?$/,
+  scrollTo:
+    /^scroll(?: down| up)? (?:to|until you see|until|till|down to|up to) (.+?)(?: is visible| is in view| appears| comes into view| shows up)?$/,
+  scrollIntoView: /^scroll (.+?) into view$/,
+  press:
+    /^(?:press|hit|tap|strike|push)(?: the)? (.+?)( keys?)?(?: on (?:the|your) keyboard)?(?: (?:in|on|inside|into|within|while in) (.+))?$/,
+  ensure:
+    /^(?:make sure|ensure|be sure) (?:that )?(.+?) is (checked|ticked|selected|on|enabled|unchecked|not checked|unticked|not ticked|off|deselected|not selected)$/,
+  fillInto: new RegExp(
+    `^(?:type|enter|input|put|write|paste|insert|key in|fill in|fill) ${VAL} (?:into|in to|in|on|inside|within|to|for|as|under) (.+)$`,
+  ),
+  fillIntoBare:
+    /^(?:type|enter|input|put|write|paste|insert|key in|fill in|fill) .+ (?:into|in to|inside|within) .+$/,
+  intoType: new RegExp(
+    `^(?:in|into|inside|within) (.+?),? (?:type|enter|write|put|input|fill in|paste) ${VAL}$`,
+  ),
+  fillWith: new RegExp(`^(?:fill in|fill out|fill|populate|complete) (.+?) (?:with|using) ${VAL}$`),
+  setTo: /^(?:set|change|update|switch) (.+?) (?:to|as) (.+)$/,
+  clear: /^(?:clear|empty|erase|blank)(?: out)? (.+)$/,
+  typeOnly: new RegExp(`^(?:type|enter|input|write) ${VAL}$`),
+  selectFrom: /^(?:select|choose|pick)(?: the option)? (.+?) (?:from|in|on|for|under|within|of|inside) (.+)$/,
+  selectColon: /^(?:select|choose|pick|set) (.+?): (.+)$/,
+  uncheck:
+    /^(?:uncheck|untick|un-check|un-tick|deselect|unselect|unmark|switch off|turn off|disable)(?: the box (?:for|next to|labelled|labeled|beside))? (.+)$/,
+  checkNot: /^check (?:that|if|whether|for|out|to see|again)\b|^mark .+ as (?!checked$)/,
+  check:
+    /^(?:check|tick|mark|switch on|turn on|enable)(?: the box (?:for|next to|labelled|labeled|beside))? (.+?)(?: as checked)?$/,
+  toggle: /^(?:toggle|flip)(?: (on|off))? (.+)$/,
+  hover:
+    /^(?:hover|mouse over|mouseover|mouse-over|move (?:the )?(?:mouse|cursor|pointer) (?:over|onto|to)|point at|point to)(?: over| on| onto| above)? (.+)$/,
+  dblclick: /^(?:double[- ]?click|dbl[- ]?click|double[- ]?tap)(?: on| at)? (.+)$/,
+  click:
+    /^((?:left[- ]?|single[- ]?)?click|tap|press|hit|push|open|follow|select|choose|pick|activate|trigger)(?: on| at)? (.+)$/,
+} as const;
+
+const SELECT_WORDS = new Set(['select', 'choose', 'pick']);
+/** Placeholder before the first shape matched; never read (every branch reads `m` after a hit). */
+const NO_MATCH = [] as unknown as RegExpExecArray;
+const CHECKABLE_HINTS = new Set<RoleHint>(['checkbox', 'radio', 'switch']);
+
+/** Lower-cases everything but the markers' contents (kept in `values`, so nothing to do). */
+function prepare(lifted: string): string {
+  let s = lifted.replace(WHITESPACE, ' ').trim().toLowerCase();
+  s = s.replace(TRAILING_PUNCT, '');
+  s = s.replace(LEADING_FILLER, '');
+  s = s.replace(TRAILING_FILLER_SENTENCE, '');
+  return s.replace(TRAILING_PUNCT, '');
 }
 
 export function parseInstruction(input: string): ParsedInstruction | undefined {
-  const { text: lifted, values } = lift(input.trim());
-  const s = lifted
-    .replace(/\s+/g, ' ')
-    .replace(/[.!?]+$/, '')
-    .trim()
-    .replace(/[A-Z]/g, (c) => c.toLowerCase())
-    .replace(FILLER, '');
-  let m = [] as unknown as RegExpExecArray;
-  /** Tries a pattern; the match stays in `m` for the branch that follows. */
+  const { text, values } = lift(input.replace(/\u00a0/g, ' ').trim());
+  const s = prepare(text);
+  // A quote that never closed: where the value ends is a guess.
+  if (!s || STRAY_QUOTE.test(s)) return undefined;
+  if (MULTI_STEP.test(s) && !RE.intoType.test(s)) return undefined;
+  let m = NO_MATCH;
+  /** Tries a shape; its groups stay in `m` for the branch that follows. */
   const on = (re: RegExp): boolean => {
     const hit = re.exec(s);
     if (hit) m = hit;
     return hit !== null;
   };
 
-  if (/^(?:go|navigate|head) back(?: to the previous page)?$|^back$/.test(s)) return { verb: 'back' };
-  if (/^(?:go|navigate) forward$|^forward$/.test(s)) return { verb: 'forward' };
-  if (/^(?:reload|refresh)(?: the)?(?: page)?$/.test(s)) return { verb: 'reload' };
+  if (RE.back.test(s)) return { verb: 'back' };
+  if (RE.forward.test(s)) return { verb: 'forward' };
+  if (RE.reload.test(s)) return { verb: 'reload' };
 
-  if (on(/^scroll (up|down)(?: a bit| the page| one page)?$/))
-    return { verb: 'scroll', scroll: { to: m[1] as 'up' } };
-  if (on(/^scroll(?: all the way)?(?: to)?(?: the)? (top|bottom)(?: of the page)?$/))
-    return { verb: 'scroll', scroll: { to: m[1] as 'top' } };
-  if (
-    /^scroll(?: down)?(?: to)?(?: the)? (?:middle|halfway|half way)(?: down)?(?: the page)?$|^scroll halfway down$/.test(
-      s,
-    )
-  )
-    return { verb: 'scroll', scroll: { to: 50 } };
-  if (on(/^scroll(?: down)?(?: to)? (\d{1,3}) ?%(?: of the page)?$/))
-    return { verb: 'scroll', scroll: { to: Number(m[1]) } };
-  if (on(/^scroll(?: down| up)? (?:to|until you see) (.+)$/)) {
-    const target = targetOf(m[1]!, values);
-    return target ? { verb: 'scroll', target } : undefined;
+  if (s.startsWith('scroll')) {
+    if (on(RE.scrollStep)) return { verb: 'scroll', scroll: { to: m[1] as 'up' | 'down' } };
+    if (on(RE.scrollPx)) return { verb: 'scroll', scroll: { to: m[1] as 'up' | 'down', px: Number(m[2]) } };
+    if (on(RE.scrollAllTheWay)) return { verb: 'scroll', scroll: { to: m[1] === 'up' ? 'top' : 'bottom' } };
+    if (on(RE.scrollEdge)) {
+      const edge = m[1] === 'top' || m[1] === 'start' || m[1] === 'beginning' ? 'top' : 'bottom';
+      return { verb: 'scroll', scroll: { to: edge } };
+    }
+    if (RE.scrollHalf.test(s)) return { verb: 'scroll', scroll: { to: 50 } };
+    if (on(RE.scrollPct)) {
+      const pct = Number(m[1]);
+      return pct <= 100 ? { verb: 'scroll', scroll: { to: pct } } : undefined;
+    }
+    if (on(RE.scrollTo) || on(RE.scrollIntoView)) {
+      const target = targetOf(m[1]!, values, 'other');
+      return target?.phrase ? { verb: 'scroll', target } : undefined;
+    }
+    return undefined;
   }
 
-  if (on(/^(?:press|hit|tap|type) (?:the )?(.+?)(?: key)?(?: (?:in|on|inside) (.+))?$/)) {
-    const key = normalizeKey(m[1]!);
+  if (on(RE.press)) {
+    const explicit = m[2] !== undefined;
+    const key = normalizeKey(m[1]!, explicit);
     if (key) {
-      const target = m[2] ? targetOf(m[2], values) : undefined;
-      if (m[2] && !target) return undefined;
-      return { verb: 'press', key, ...(target ? { target } : {}) };
+      const target = m[3] ? targetOf(m[3], values, 'other') : undefined;
+      if (m[3] && !target?.phrase) return undefined;
+      // A bare word such as "home" or "delete" may be a button's name as much as a key.
+      const bare = !explicit && !target && !key.includes('+') && /^[a-z]+$/.test(m[1]!);
+      return {
+        verb: 'press',
+        key,
+        word: 'press',
+        ...(target ? { target } : {}),
+        ...(bare ? { keyWord: m[1]! } : {}),
+      };
     }
   }
 
-  if (on(/^(?:type|enter|fill in|fill|input|put|write|paste) (.+?) (?:into|in|on|inside|to) (.+)$/)) {
+  if (on(RE.ensure)) {
+    const off = /^(?:un|not|off|deselected)/.test(m[2]!);
+    const target = targetOf(m[1]!, values, 'check');
+    return target?.phrase ? { verb: off ? 'uncheck' : 'check', target, word: 'ensure' } : undefined;
+  }
+
+  // Text entry. The text must be quoted (or a variable): bare words' extent and case are guesses.
+  if (on(RE.fillInto)) {
     const value = valueArg(m[1]!, values, false);
-    const target = targetOf(m[2]!, values);
-    return value !== undefined && target ? { verb: 'fill', value, target } : undefined;
+    const target = targetOf(m[2]!, values, 'other');
+    return value !== undefined && target?.phrase ? { verb: 'fill', value, target, word: 'type' } : undefined;
   }
-  if (on(/^(?:fill in|fill out|fill|set|complete|enter) (.+?) (?:with|to|as) (.+)$/)) {
-    const target = targetOf(m[1]!, values);
+  if (RE.fillIntoBare.test(s)) return undefined;
+  if (on(RE.intoType)) {
+    const value = valueArg(m[2]!, values, false);
+    const target = targetOf(m[1]!, values, 'other');
+    return value !== undefined && target?.phrase ? { verb: 'fill', value, target, word: 'type' } : undefined;
+  }
+  if (on(RE.fillWith)) {
+    const value = valueArg(m[2]!, values, false);
+    const target = targetOf(m[1]!, values, 'other');
+    return value !== undefined && target?.phrase ? { verb: 'fill', value, target, word: 'fill' } : undefined;
+  }
+  if (on(RE.setTo)) {
+    const target = targetOf(m[1]!, values, 'other');
+    if (!target?.phrase) return undefined;
+    const quoted = MARKER.test(m[2]!.trim());
     const value = valueArg(m[2]!, values, true);
-    if (!target || value === undefined) return undefined;
-    // "set the size dropdown to Large" selects; "set email to 'x'" fills: the target decides.
-    if (target.roleHint === 'dropdown') return { verb: 'select', value, target };
-    // Text to type must be quoted: a bare word's case and extent are guesses.
-    return /^\uE000\d+\uE000$/.test(m[2]!.trim()) ? { verb: 'fill', value, target } : undefined;
+    if (value === undefined) return undefined;
+    if (target.roleHint === 'dropdown' || !quoted) {
+      // A bare word can only be an option: the select's option list proves or refutes it.
+      if (target.roleHint && target.roleHint !== 'dropdown') return undefined;
+      return { verb: 'select', value, target, word: 'set' };
+    }
+    return { verb: 'fill', value, target, word: 'set', alsoSelect: true };
   }
-  if (on(/^(?:select|choose|pick) (.+?) (?:from|in|on|for|under) (.+)$/)) {
+  if (on(RE.clear)) {
+    const target = targetOf(m[1]!, values, 'other');
+    // Only with a field word: "clear filters" is much more likely a button.
+    return target?.phrase && target.roleHint === 'field'
+      ? { verb: 'fill', value: '', target, word: 'clear' }
+      : undefined;
+  }
+  if (on(RE.typeOnly)) {
+    const value = valueArg(m[1]!, values, false);
+    return value !== undefined ? { verb: 'type', value, word: 'type' } : undefined;
+  }
+
+  // "select "x" from the size dropdown" names the value first; "select size: Large" the control.
+  if (on(RE.selectFrom)) {
     const value = valueArg(m[1]!, values, true);
-    const target = targetOf(m[2]!, values);
-    return value !== undefined && target ? { verb: 'select', value, target } : undefined;
+    const target = targetOf(m[2]!, values, 'other');
+    return value !== undefined && target?.phrase
+      ? { verb: 'select', value, target, word: 'select' }
+      : undefined;
   }
-  if (on(/^(?:uncheck|untick|un-check|deselect|unselect|clear the checkbox) (.+)$/)) {
-    const target = targetOf(m[1]!, values);
-    return target ? { verb: 'uncheck', target } : undefined;
+  if (on(RE.selectColon)) {
+    const target = targetOf(m[1]!, values, 'other');
+    const value = valueArg(m[2]!, values, true);
+    return value !== undefined && target?.phrase
+      ? { verb: 'select', value, target, word: 'select' }
+      : undefined;
   }
-  if (on(/^(?:check|tick|mark) (.+?)(?: as checked)?$/)) {
-    const target = targetOf(m[1]!, values);
-    return target ? { verb: 'check', target } : undefined;
+
+  if (on(RE.uncheck)) {
+    const target = targetOf(m[1]!, values, 'check');
+    return target?.phrase ? { verb: 'uncheck', target, word: 'uncheck' } : undefined;
   }
-  if (on(/^toggle (.+)$/)) {
-    const target = targetOf(m[1]!, values);
-    return target ? { verb: 'toggle', target } : undefined;
+  if (RE.checkNot.test(s)) return undefined;
+  if (on(RE.check)) {
+    const target = targetOf(m[1]!, values, 'check');
+    return target?.phrase ? { verb: 'check', target, word: 'check' } : undefined;
   }
-  if (on(/^(?:hover|mouse over|mouseover|move the mouse over|point at)(?: over| on)? (.+)$/)) {
-    const target = targetOf(m[1]!, values);
-    return target ? { verb: 'hover', target } : undefined;
+  if (on(RE.toggle)) {
+    const target = targetOf(m[2]!, values, 'check');
+    if (!target?.phrase) return undefined;
+    const verb = m[1] === 'on' ? 'check' : m[1] === 'off' ? 'uncheck' : 'toggle';
+    return { verb, target, word: 'toggle' };
   }
-  if (on(/^double[- ]?click(?: on)? (.+)$/)) {
-    const target = targetOf(m[1]!, values);
-    return target ? { verb: 'dblclick', target } : undefined;
+  if (on(RE.hover)) {
+    const target = targetOf(m[1]!, values, 'other');
+    return target && (target.phrase || target.ordinal !== undefined)
+      ? { verb: 'hover', target, word: 'hover' }
+      : undefined;
   }
-  if (on(/^(?:click|tap|press|hit|push|open|follow|select|choose|activate)(?: on)? (.+)$/)) {
-    const target = targetOf(m[1]!, values);
-    return target ? { verb: 'click', target } : undefined;
+  if (on(RE.dblclick)) {
+    const target = targetOf(m[1]!, values, 'other');
+    return target && (target.phrase || target.ordinal !== undefined)
+      ? { verb: 'dblclick', target, word: 'double-click' }
+      : undefined;
+  }
+  if (on(RE.click)) {
+    const word = m[1]!.replace(/^(?:left|single)[- ]?/, '');
+    const target = targetOf(m[2]!, values, SELECT_WORDS.has(word) ? 'check' : 'other');
+    if (!target || (!target.phrase && target.ordinal === undefined)) return undefined;
+    // "select the Terms checkbox" means tick it, which a click would undo if it were ticked.
+    if (SELECT_WORDS.has(word) && target.roleHint && CHECKABLE_HINTS.has(target.roleHint))
+      return { verb: 'check', target, word };
+    return { verb: 'click', target, word };
   }
   return undefined;
 }

@@ -1,116 +1,409 @@
+/**
+ * Scores snapshot elements against a target phrase. The scale is built so that only readings a
+ * person would accept without a second look reach the default threshold (0.75):
+ *
+ *   1.00  the same text                         "sign in"        ~ "Sign in"
+ *   0.98  the same words after stemming          "add to carts"   ~ "Add to cart"
+ *   0.95  the same words in another order
+ *   0.50 + 0.40·coverage  one side contains the other as a run of words, coverage = the share of
+ *         the longer side's weight the shorter one accounts for: "email" ~ "Email address" 0.80,
+ *         "save draft" ~ "Save draft now" 0.77, but "accept" ~ "Accept all" 0.70 and
+ *         "cancel" ~ "Cancel subscription" 0.70 stay below: half a name is not a name.
+ *   0.45 + 0.40·coverage  the same, words scattered
+ *   < 0.60  partial overlap (token F1 × 0.6): never enough on its own
+ *
+ * Then role, verb and state factors multiply in (see `scoreCandidates`).
+ */
 import type { SnapshotElement } from '../../perception/types.ts';
 import type { MatchVerb, RoleHint, TargetPhrase } from './parse.ts';
 
+/**
+ * A snapshot element, plus the nearby text (row / card heading) perception may attach later.
+ * `context` is not in `SnapshotElement` yet; it is read when present and is weak evidence only.
+ */
+export type MatchElement = SnapshotElement & { context?: string };
+
+export type MatchedBy = 'name' | 'label' | 'placeholder' | 'value' | 'context' | 'name+context';
+
 export interface Candidate {
-  element: SnapshotElement;
+  element: MatchElement;
+  /** Final score in [0, 1]: text × role × verb × state factors. */
   score: number;
+  /** Text × role × verb factors only: equal for look-alike elements, whatever their state. */
+  base: number;
+  /** Which of the element's texts matched best. */
+  by: MatchedBy;
 }
 
-const HINT_ROLES: Record<RoleHint, string[]> = {
-  button: ['button'],
-  link: ['link'],
-  field: ['textbox', 'searchbox', 'combobox', 'spinbutton'],
-  checkbox: ['checkbox', 'switch', 'menuitemcheckbox'],
-  radio: ['radio', 'menuitemradio'],
-  dropdown: ['combobox', 'listbox', 'button'],
-  tab: ['tab'],
-  menuitem: ['menuitem', 'menuitemcheckbox', 'menuitemradio'],
-  option: ['option', 'radio'],
-  switch: ['switch', 'checkbox'],
-};
+// ---------------------------------------------------------------------------------------------
+// Normalising text
 
-/** Which roles a verb can work on; undefined = anything interactive. */
-function verbRoles(verb: MatchVerb, el: SnapshotElement): boolean {
-  switch (verb) {
-    case 'fill':
-      return (
-        el.role === 'textbox' ||
-        el.role === 'searchbox' ||
-        el.role === 'spinbutton' ||
-        (el.role === 'combobox' && !el.options)
-      );
-    case 'select':
-      // Only native selects: a custom dropdown needs two steps, which is the model's job.
-      return (el.role === 'combobox' || el.role === 'listbox') && !!el.options;
-    case 'check':
-      return ['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio'].includes(el.role);
-    case 'uncheck':
-    case 'toggle':
-      return ['checkbox', 'switch', 'menuitemcheckbox'].includes(el.role);
-    case 'scroll':
-      return true;
-    default:
-      return el.interactive;
+/** Normalised text: `raw` is lower-case words; `stem` the same words stemmed; `set` for lookups. */
+export interface Norm {
+  raw: string;
+  stem: string;
+  tokens: string[];
+  set: Set<string>;
+  /** Summed weight of the distinct tokens. */
+  weight: number;
+  /** Tokens of full weight, in order: the words that carry the meaning. */
+  sig: string[];
+}
+
+const EMPTY: Norm = { raw: '', stem: '', tokens: [], set: new Set(), weight: 0, sig: [] };
+const NON_ASCII = /[\u0080-\uffff]/;
+const COMBINING = /[\u0300-\u036f]/g;
+const APOSTROPHE = /['’`]/g;
+const AMPERSAND = /&/g;
+const NON_WORD = /[^\p{L}\p{N}]+/gu;
+
+/** Lower-case, no accents, no apostrophes, `&` as "and", anything else not a letter or digit a space. */
+export function normalize(s: string): string {
+  let t = s.toLowerCase();
+  if (NON_ASCII.test(t)) t = t.normalize('NFKD').replace(COMBINING, '');
+  return t.replace(APOSTROPHE, '').replace(AMPERSAND, ' and ').replace(NON_WORD, ' ').trim();
+}
+
+/** Words that glue a name together but do not tell two names apart. */
+const LOW = new Set([
+  'the',
+  'a',
+  'an',
+  'to',
+  'of',
+  'for',
+  'and',
+  'or',
+  'with',
+  'by',
+  'at',
+  'from',
+  'i',
+  'me',
+  'my',
+  'your',
+  'our',
+  'this',
+  'that',
+  'is',
+  'are',
+  'be',
+  'it',
+  'its',
+  'as',
+  'required',
+  'optional',
+]);
+/** Words people add to or drop from field names without changing which field they mean. */
+const SOFT = new Set(['address', 'number']);
+const LOW_WEIGHT = 0.3;
+const SOFT_WEIGHT = 0.35;
+const weightOf = (w: string): number => (LOW.has(w) ? LOW_WEIGHT : SOFT.has(w) ? SOFT_WEIGHT : 1);
+
+/** Plural and third-person 's' only: enough for "carts"/"cart", too little to merge meanings. */
+export function stem(w: string): string {
+  if (w.length <= 3) return w;
+  if (w.endsWith('ies') && w.length > 4) return `${w.slice(0, -3)}y`;
+  if (w.endsWith('sses')) return w.slice(0, -2);
+  if (w.endsWith('xes') || w.endsWith('ches') || w.endsWith('shes')) return w.slice(0, -2);
+  if (w.endsWith('ss') || w.endsWith('us') || w.endsWith('is')) return w;
+  if (w.endsWith('s')) return w.slice(0, -1);
+  return w;
+}
+
+export function toNorm(s: string | undefined): Norm {
+  if (!s) return EMPTY;
+  const raw = normalize(s);
+  if (!raw) return EMPTY;
+  const tokens = raw.split(' ').map(stem);
+  const set = new Set(tokens);
+  let weight = 0;
+  for (const t of set) weight += weightOf(t);
+  const sig = tokens.filter((t) => !LOW.has(t) && !SOFT.has(t));
+  return { raw, stem: tokens.join(' '), tokens, set, weight, sig };
+}
+
+/** True when `inner` occurs in `outer` as consecutive words. */
+function containsRun(outer: string[], inner: string[]): boolean {
+  if (inner.length === 0) return false;
+  scan: for (let i = 0; i + inner.length <= outer.length; i++) {
+    for (let j = 0; j < inner.length; j++) if (outer[i + j] !== inner[j]) continue scan;
+    return true;
   }
+  return false;
 }
-
-export const normalize = (s: string): string =>
-  s
-    .toLowerCase()
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .replace(/[’']/g, '')
-    .replace(/[^\p{L}\p{N}%]+/gu, ' ')
-    .trim();
-
-const STOP = new Set(['the', 'a', 'an', 'to', 'of', 'for', 'and', 'my', 'your', 'this', 'that', 'on', 'in']);
-const stem = (w: string) => (w.length > 3 && w.endsWith('s') && !w.endsWith('ss') ? w.slice(0, -1) : w);
-export const tokens = (s: string): string[] =>
-  normalize(s)
-    .split(' ')
-    .filter((w) => w && !STOP.has(w))
-    .map(stem);
 
 /**
- * How well a target phrase names a text, in [0, 1]: 1 for the same words, high when the phrase
- * is the whole of a short name, lower for partial overlaps, 0 when nothing is shared.
+ * How well a phrase names a text, in [0, 1] (scale in the file comment). `quoted` phrases must
+ * equal the text: quotes mean "exactly this".
  */
-export function textScore(phrase: string, text: string | undefined, exact: boolean): number {
-  if (!text) return 0;
-  const p = normalize(phrase);
-  const t = normalize(text);
-  if (!p || !t) return 0;
-  if (p === t) return 1;
-  if (exact) return 0;
-  const pt = tokens(phrase);
-  const tt = tokens(text);
-  if (pt.length === 0 || tt.length === 0) return 0;
-  if (pt.join(' ') === tt.join(' ')) return 0.97;
-  const inText = pt.filter((w) => tt.includes(w)).length;
-  if (inText === pt.length) {
-    // Every word of the phrase is in the name: the closer the name's length, the surer.
-    return 0.62 + 0.33 * (pt.length / tt.length);
+export function textScore(phrase: Norm, text: Norm, quoted = false): number {
+  if (!phrase.raw || !text.raw) return 0;
+  if (phrase.raw === text.raw) return 1;
+  if (quoted) return 0;
+  if (phrase.stem === text.stem) return 0.98;
+  let shared = 0;
+  let allPhraseIn = true;
+  for (const t of phrase.set) {
+    if (text.set.has(t)) shared += weightOf(t);
+    else allPhraseIn = false;
   }
-  const precision = inText / pt.length;
-  const recall = inText / tt.length;
-  return precision + recall === 0 ? 0 : 0.6 * ((2 * precision * recall) / (precision + recall));
+  if (shared === 0) return 0;
+  let allTextIn = true;
+  for (const t of text.set) {
+    if (!phrase.set.has(t)) {
+      allTextIn = false;
+      break;
+    }
+  }
+  if (allPhraseIn && allTextIn) return 0.95;
+  // A phrase of glue words alone ("it", "me") says nothing about which element.
+  if (phrase.sig.length === 0 || text.sig.length === 0) return 0;
+  if (allPhraseIn) {
+    const coverage = shared / text.weight;
+    return (containsRun(text.sig, phrase.sig) ? 0.5 : 0.45) + 0.4 * coverage;
+  }
+  if (allTextIn) {
+    const coverage = shared / phrase.weight;
+    // The phrase says more than the name. Extra glue or field words ("email address" for
+    // "Email") are fine; an extra meaningful word ("Sign in with Facebook" for "Sign in")
+    // describes something else, so it stays in the partial-overlap band.
+    for (const t of phrase.sig) if (!text.set.has(t)) return 0.6 * coverage;
+    return (containsRun(phrase.sig, text.sig) ? 0.5 : 0.45) + 0.4 * coverage;
+  }
+  const precision = shared / phrase.weight;
+  const recall = shared / text.weight;
+  return 0.6 * ((2 * precision * recall) / (precision + recall));
 }
 
-/** Scores every element the verb can act on against the target phrase, best first. */
+/** Highest score a name + context reading reaches: below an exact name, above the threshold. */
+const QUALIFIED_CAP = 0.9;
+
+/**
+ * "add to cart for the Rain Jacket": the name ("Add to cart") accounts for part of the phrase and
+ * the element's context ("Rain Jacket") for every other meaningful word. That tells twelve
+ * identical buttons apart; any meaningful word found in neither keeps the reading out.
+ */
+export function qualifiedScore(phrase: Norm, name: Norm, context: Norm): number {
+  if (!phrase.raw || !name.raw || !context.raw || name.sig.length === 0) return 0;
+  for (const t of name.set) if (!phrase.set.has(t)) return 0;
+  let fromContext = false;
+  for (const t of phrase.sig) {
+    if (name.set.has(t)) continue;
+    if (!context.set.has(t)) return 0;
+    fromContext = true;
+  }
+  if (!fromContext) return 0;
+  let covered = 0;
+  for (const t of phrase.set) if (name.set.has(t) || context.set.has(t)) covered += weightOf(t);
+  return Math.min(QUALIFIED_CAP, 0.5 + 0.4 * (covered / phrase.weight));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-element preparation, memoised on the element object
+
+interface Prepared {
+  source: string;
+  name: Norm;
+  label: Norm;
+  placeholder: Norm;
+  value: Norm;
+  context: Norm;
+}
+
+const prepared = new WeakMap<MatchElement, Prepared>();
+const SEP = '\u0001';
+
+/**
+ * Normalises an element's texts once. The same snapshot is often matched several times (observe,
+ * then act, then a benchmark loop), so the result is kept on a WeakMap and reused while the
+ * element's texts are unchanged.
+ */
+function prepare(el: MatchElement): Prepared {
+  const buttonValue = el.role === 'button' ? (el.value ?? '') : '';
+  const source = `${el.name}${SEP}${el.label ?? ''}${SEP}${el.placeholder ?? ''}${SEP}${buttonValue}${SEP}${el.context ?? ''}`;
+  const hit = prepared.get(el);
+  if (hit && hit.source === source) return hit;
+  const p: Prepared = {
+    source,
+    name: toNorm(el.name),
+    label: toNorm(el.label),
+    placeholder: toNorm(el.placeholder),
+    value: toNorm(buttonValue),
+    context: toNorm(el.context),
+  };
+  prepared.set(el, p);
+  return p;
+}
+
+/** Same role and the same name and label once normalised: nothing in the text tells them apart. */
+export function sameLook(a: MatchElement, b: MatchElement): boolean {
+  if (a.role !== b.role) return false;
+  const pa = prepare(a);
+  const pb = prepare(b);
+  return pa.name.raw === pb.name.raw && pa.label.raw === pb.label.raw;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Roles and verbs
+
+const EDITABLE = new Set(['textbox', 'searchbox', 'spinbutton']);
+const CHECKABLE = new Set(['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio']);
+const UNCHECKABLE = new Set(['checkbox', 'switch', 'menuitemcheckbox']);
+/** Roles a click is meant for; other interactive ones (fields, sliders) are clicked less often. */
+const CLICKABLE = new Set([
+  'button',
+  'link',
+  'menuitem',
+  'menuitemcheckbox',
+  'menuitemradio',
+  'tab',
+  'option',
+  'radio',
+  'checkbox',
+  'switch',
+  'treeitem',
+  'clickable',
+  'combobox',
+  'gridcell',
+  'row',
+  'cell',
+]);
+
+export const isEditable = (el: SnapshotElement): boolean =>
+  EDITABLE.has(el.role) || (el.role === 'combobox' && el.tag !== 'select' && !el.options);
+export const isNativeSelect = (el: SnapshotElement): boolean =>
+  (el.role === 'combobox' || el.role === 'listbox') && Array.isArray(el.options);
+/** A button that opens something (menu button): it exposes an expanded state. */
+const isMenuButton = (el: SnapshotElement): boolean =>
+  el.role === 'button' && el.states.expanded !== undefined;
+
+/** Whether `verb` can act on the element at all. */
+export function verbAllows(verb: MatchVerb, el: SnapshotElement): boolean {
+  switch (verb) {
+    case 'fill':
+    case 'type':
+      return isEditable(el);
+    case 'select':
+      // Native selects only: a custom dropdown takes two steps (open, pick), which is the model's job.
+      return isNativeSelect(el);
+    case 'check':
+      return CHECKABLE.has(el.role);
+    case 'uncheck':
+    case 'toggle':
+      return UNCHECKABLE.has(el.role);
+    case 'press':
+      return el.interactive;
+    default:
+      return true;
+  }
+}
+
+/** How much the verb wants this kind of element, when no role word was given. */
+function verbFactor(verb: MatchVerb, el: SnapshotElement, hinted: boolean): number {
+  if (!el.interactive) {
+    if (verb === 'scroll') return 1;
+    if (verb === 'hover') return 0.8;
+    // Text, images, headings: rarely what a click means when a control says the same.
+    return 0.6;
+  }
+  if ((verb === 'click' || verb === 'dblclick') && !hinted && !CLICKABLE.has(el.role)) return 0.9;
+  return 1;
+}
+
+/** Roles a role word names exactly, and roles it often loosely means (a link styled as a button). */
+const HINT_ROLES: Record<RoleHint, { exact: string[]; near: string[] }> = {
+  button: { exact: ['button'], near: ['link', 'menuitem', 'tab', 'clickable'] },
+  link: { exact: ['link'], near: ['button', 'menuitem'] },
+  icon: { exact: ['button', 'link'], near: ['img', 'clickable'] },
+  field: { exact: ['textbox', 'searchbox', 'spinbutton', 'combobox'], near: [] },
+  checkbox: { exact: ['checkbox', 'switch', 'menuitemcheckbox'], near: [] },
+  switch: { exact: ['switch', 'checkbox'], near: [] },
+  radio: { exact: ['radio', 'menuitemradio'], near: [] },
+  option: { exact: ['radio', 'option', 'menuitemradio'], near: [] },
+  dropdown: { exact: ['combobox', 'listbox'], near: ['menuitem', 'button'] },
+  tab: { exact: ['tab'], near: [] },
+  menuitem: { exact: ['menuitem', 'menuitemcheckbox', 'menuitemradio'], near: [] },
+  heading: { exact: ['heading'], near: ['region', 'group', 'article', 'banner', 'contentinfo'] },
+};
+const NEAR_FACTOR = 0.8;
+
+/** 1 for a role the hint names, 0.8 for one it loosely means, 0 for anything else. */
+export function hintFactor(hint: RoleHint, el: SnapshotElement): number {
+  if (hint === 'field' && el.role === 'combobox') return isEditable(el) ? 1 : 0;
+  if (hint === 'dropdown' && isMenuButton(el)) return 1;
+  const roles = HINT_ROLES[hint];
+  if (roles.exact.includes(el.role)) return 1;
+  return roles.near.includes(el.role) ? NEAR_FACTOR : 0;
+}
+
+const round3 = (n: number) => Math.round(n * 1000) / 1000;
+/** Off-screen elements lose a little: enough to order a list, never enough to decide. */
+const OFFSCREEN = 0.97;
+const DISABLED = 0.5;
+const READONLY = 0.5;
+const PLACEHOLDER = 0.95;
+const BUTTON_VALUE = 0.95;
+/** Nearby text alone never reaches the threshold: it can only rank, or qualify a name. */
+const CONTEXT = 0.6;
+
+/**
+ * Scores every element the verb can act on against the target, best first (ties in document
+ * order). Elements with no name, label or placeholder are never matched: text near an unnamed
+ * element is not its name.
+ */
 export function scoreCandidates(
   target: TargetPhrase,
-  elements: SnapshotElement[],
+  elements: readonly MatchElement[],
   verb: MatchVerb,
 ): Candidate[] {
+  const quoted = target.quoted === true;
+  const phrase = toNorm(target.phrase);
+  const full = target.full && !quoted ? toNorm(target.full) : undefined;
   const out: Candidate[] = [];
-  const hinted = target.roleHint ? HINT_ROLES[target.roleHint] : undefined;
+  if (!phrase.raw) return out;
   for (const el of elements) {
-    if (!verbRoles(verb, el)) continue;
-    if (hinted && !hinted.includes(el.role)) continue;
-    // "the deep button" should fully match a name that is literally "Deep button".
-    const withRole = target.roleWords && !target.exact ? `${target.phrase} ${target.roleWords}` : undefined;
-    const byName = Math.max(
-      textScore(target.phrase, el.name, target.exact),
-      withRole ? textScore(withRole, el.name, false) : 0,
-    );
-    const byLabel = textScore(target.phrase, el.label, target.exact);
-    // Placeholders and button values are weaker evidence than a name or label.
-    const byPlaceholder = 0.95 * textScore(target.phrase, el.placeholder, target.exact);
-    let score = Math.max(byName, byLabel, byPlaceholder);
-    if (score === 0) continue;
-    if (el.states.disabled) score *= 0.5;
-    if (!el.interactive && verb !== 'scroll') score *= 0.6;
-    out.push({ element: el, score: Math.round(score * 1000) / 1000 });
+    if (!verbAllows(verb, el)) continue;
+    const p = prepare(el);
+    if (!p.name.raw && !p.label.raw && !p.placeholder.raw) continue;
+
+    // The role words may be part of the name ("Deep button"): then they are not a hint.
+    const byFull = full ? textScore(full, p.name) : 0;
+    const hinted = target.roleHint !== undefined && byFull < 0.95;
+    const roleFactor = hinted ? hintFactor(target.roleHint!, el) : 1;
+    if (roleFactor === 0) continue;
+
+    let text = Math.max(byFull, textScore(phrase, p.name, quoted));
+    let by: MatchedBy = 'name';
+    const pairs: [MatchedBy, Norm, number][] = [
+      ['label', p.label, 1],
+      ['placeholder', p.placeholder, PLACEHOLDER],
+      ['value', p.value, BUTTON_VALUE],
+      ['context', p.context, CONTEXT],
+    ];
+    for (const [kind, norm, factor] of pairs) {
+      if (!norm.raw || text >= factor) continue;
+      const s = factor * textScore(phrase, norm, quoted);
+      if (s > text) {
+        text = s;
+        by = kind;
+      }
+    }
+    if (text < QUALIFIED_CAP && p.context.raw && !quoted) {
+      const q = qualifiedScore(phrase, p.name, p.context);
+      if (q > text) {
+        text = q;
+        by = 'name+context';
+      }
+    }
+    if (text === 0) continue;
+
+    const base = text * roleFactor * verbFactor(verb, el, hinted);
+    let score = base;
+    if (el.states.disabled) score *= DISABLED;
+    if (el.states.readonly && (verb === 'fill' || verb === 'type')) score *= READONLY;
+    if (!el.inViewport && verb !== 'scroll') score *= OFFSCREEN;
+    out.push({ element: el, score: round3(score), base: round3(base), by });
   }
-  return out.sort((a, b) => b.score - a.score);
+  return out.sort((a, b) => b.score - a.score || a.element.id - b.element.id);
 }
