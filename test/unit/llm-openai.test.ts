@@ -2,34 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createLlmClient } from '../../lib/llm/client.ts';
 import { LlmError, type ModelConfig } from '../../lib/llm/types.ts';
+import { ask, PNG, withImage } from '../support/llm-requests.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
-
-const Answer = z.object({
-  elementId: z.number().int().nullable(),
-  reason: z.string(),
-  note: z.string().optional(),
-});
-const ask = {
-  system: 'Pick the element the instruction means.',
-  messages: [{ role: 'user' as const, content: 'Instruction: go\nPage: [3] button: Go' }],
-  schema: Answer,
-  schemaName: 'pick',
-};
-// 1×1 PNG: the server reads its size to bill the image like the provider would.
-const PNG =
-  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
-const withImage = {
-  ...ask,
-  messages: [
-    {
-      role: 'user' as const,
-      content: [
-        { type: 'text' as const, text: 'Which mark is the Go button?' },
-        { type: 'image' as const, mediaType: 'image/png' as const, data: PNG },
-      ],
-    },
-  ],
-};
 
 let llm: ScriptedModel;
 beforeAll(async () => {
