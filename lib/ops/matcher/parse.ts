@@ -8,6 +8,11 @@
  * patterns per call would cost more than the matching itself.
  */
 
+import { normalizeKey } from './keys.ts';
+import { HAS_MARKER, lift, MARKER } from './quotes.ts';
+
+export { normalizeKey };
+
 export type MatchVerb =
   | 'click'
   | 'dblclick'
@@ -77,172 +82,6 @@ export interface ParsedInstruction {
   keyWord?: string;
   /** "set X to "v"": a field to fill, or a native select to choose "v" in. */
   alsoSelect?: boolean;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Keys
-
-const KEY_NAMES: Record<string, string> = {
-  enter: 'Enter',
-  return: 'Enter',
-  tab: 'Tab',
-  escape: 'Escape',
-  esc: 'Escape',
-  space: 'Space',
-  spacebar: 'Space',
-  backspace: 'Backspace',
-  delete: 'Delete',
-  del: 'Delete',
-  insert: 'Insert',
-  home: 'Home',
-  end: 'End',
-  pageup: 'PageUp',
-  pgup: 'PageUp',
-  pagedown: 'PageDown',
-  pgdn: 'PageDown',
-  up: 'ArrowUp',
-  down: 'ArrowDown',
-  left: 'ArrowLeft',
-  right: 'ArrowRight',
-  arrowup: 'ArrowUp',
-  arrowdown: 'ArrowDown',
-  arrowleft: 'ArrowLeft',
-  arrowright: 'ArrowRight',
-  uparrow: 'ArrowUp',
-  downarrow: 'ArrowDown',
-  leftarrow: 'ArrowLeft',
-  rightarrow: 'ArrowRight',
-};
-
-const MODIFIERS: Record<string, string> = {
-  ctrl: 'Control',
-  control: 'Control',
-  ctl: 'Control',
-  cmd: 'Meta',
-  command: 'Meta',
-  meta: 'Meta',
-  win: 'Meta',
-  super: 'Meta',
-  alt: 'Alt',
-  option: 'Alt',
-  opt: 'Alt',
-  shift: 'Shift',
-  controlormeta: 'ControlOrMeta',
-};
-
-const KEY_SUFFIX = /\s+keys?$/;
-const PLUS_SPLIT = /\s*\+\s*/;
-const DASH_OR_SPACE_SPLIT = /[\s-]+/;
-const ALL_SPACE = /\s+/g;
-const FUNCTION_KEY = /^f([1-9]|1\d|2[0-4])$/;
-const SINGLE_CHAR = /^[a-z0-9`\-=[\]\\;',./]$/;
-
-/**
- * `ctrl+shift+k` → `Control+Shift+K`, `enter` → `Enter`, `down arrow` → `ArrowDown`; undefined when
- * the text is not a key. A lone character is a key only when `allowChar` says the sentence called
- * it one ("press the a key"): "press a" is more likely half of something else.
- */
-export function normalizeKey(text: string, allowChar = false): string | undefined {
-  const s = text.toLowerCase().trim().replace(KEY_SUFFIX, '');
-  if (!s) return undefined;
-  let parts = s.split(PLUS_SPLIT);
-  if (parts.length === 1) {
-    // "ctrl-c", "ctrl shift k": separators other than + only count after a modifier.
-    const loose = s.split(DASH_OR_SPACE_SPLIT);
-    if (loose.length > 1 && MODIFIERS[loose[0]!]) parts = loose;
-  }
-  const out: string[] = [];
-  for (const [i, raw] of parts.entries()) {
-    const p = raw.replace(ALL_SPACE, '');
-    if (!p) return undefined;
-    if (i < parts.length - 1) {
-      const mod = MODIFIERS[p];
-      if (!mod || out.includes(mod)) return undefined;
-      out.push(mod);
-      continue;
-    }
-    const named = KEY_NAMES[p] ?? (FUNCTION_KEY.test(p) ? p.toUpperCase() : undefined);
-    if (named) out.push(named);
-    else if (MODIFIERS[p] && parts.length === 1) out.push(MODIFIERS[p]!);
-    // With a modifier, letters are shortcuts: Playwright matches `Control+A` by key code.
-    else if (SINGLE_CHAR.test(p) && (parts.length > 1 || allowChar))
-      out.push(parts.length > 1 ? p.toUpperCase() : p);
-    else return undefined;
-  }
-  return out.join('+');
-}
-
-// ---------------------------------------------------------------------------------------------
-// Quotes and variables
-
-const MARK = '\uE000';
-const MARKER = /^\uE000(\d+)\uE000$/;
-const HAS_MARKER = /\uE000/;
-const VARIABLE = /%[A-Za-z_][\w.-]*%/g;
-
-/** Opening quote → the characters that may close it. */
-const CLOSERS: Record<string, string> = {
-  '"': '"',
-  '“': '”"',
-  '”': '”',
-  '„': '“”',
-  '«': '»',
-  '‹': '›',
-  '`': '`',
-  '‘': '’',
-  "'": "'",
-};
-/** Quotes that double as apostrophes: they only open at a word's start and close at its end. */
-const APOSTROPHES = new Set(["'", '‘', '’']);
-const OPENS_AFTER = /[\s([{:,]/;
-const CLOSES_BEFORE = /[\s.,!?;:)\]}]/;
-
-/**
- * Replaces quoted text and `%variables%` with `\uE000N\uE000` markers, keeping what they held in
- * `values`. Quotes are read left to right so a quote inside another stays part of the value; a
- * quote that never closes stays in the text (and the sentence then matches no shape).
- */
-function lift(text: string): { text: string; values: string[] } {
-  const values: string[] = [];
-  let out = '';
-  let plain = '';
-  const flush = () => {
-    out += plain.replace(VARIABLE, (v) => {
-      values.push(v);
-      return `${MARK}${values.length - 1}${MARK}`;
-    });
-    plain = '';
-  };
-  let i = 0;
-  while (i < text.length) {
-    const c = text[i]!;
-    const closers = CLOSERS[c];
-    const prev = i === 0 ? ' ' : text[i - 1]!;
-    if (!closers || (APOSTROPHES.has(c) && !OPENS_AFTER.test(prev))) {
-      plain += c;
-      i++;
-      continue;
-    }
-    let end = -1;
-    for (let j = i + 1; j < text.length; j++) {
-      if (!closers.includes(text[j]!)) continue;
-      const next = j + 1 < text.length ? text[j + 1]! : ' ';
-      if (APOSTROPHES.has(text[j]!) && !CLOSES_BEFORE.test(next)) continue;
-      end = j;
-      break;
-    }
-    if (end < 0) {
-      plain += c;
-      i++;
-      continue;
-    }
-    flush();
-    values.push(text.slice(i + 1, end).trim());
-    out += `${MARK}${values.length - 1}${MARK}`;
-    i = end + 1;
-  }
-  flush();
-  return { text: out, values };
 }
 
 // ---------------------------------------------------------------------------------------------
