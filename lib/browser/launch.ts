@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import chromium from '@sparticuz/chromium';
 import { type Browser, chromium as playwright } from 'playwright-core';
+import { connectCdp } from './cdp-connect.ts';
 
 /**
  * Flags we refuse from the embedded build's defaults:
@@ -82,7 +83,7 @@ export interface LaunchOptions {
 /** The embedded Chromium, or a remote one when `cdpUrl` / `BROWSERFN_CDP_URL` is set. */
 export async function launchBrowser(options: LaunchOptions = {}): Promise<Browser> {
   const cdpUrl = options.cdpUrl ?? process.env.BROWSERFN_CDP_URL;
-  if (cdpUrl) return playwright.connectOverCDP(cdpUrl, { timeout: 30_000 });
+  if (cdpUrl) return connectCdp(cdpUrl);
   const executablePath = await embeddedExecutablePath();
   return playwright.launch({
     executablePath,
