@@ -17,6 +17,14 @@ const DROPPED_FLAGS = new Set([
   '--allow-running-insecure-content',
 ]);
 
+/**
+ * WebRTC sends STUN/TURN and connectivity checks over UDP straight from the browser, past the
+ * guard proxy (which only sees HTTP and CONNECT). With this policy WebRTC uses no UDP unless a
+ * proxy carries it, and ours does not: ICE falls back to TCP through the proxy, which checks it.
+ * (`--webrtc-ip-handling-policy` alone is not honoured by this headless build; this one is.)
+ */
+export const WEBRTC_POLICY_FLAG = '--force-webrtc-ip-handling-policy=disable_non_proxied_udp';
+
 /** Quiet flags: this machine (and Lambda) has no route to Google; background chatter only costs time. */
 const EXTRA_FLAGS = [
   '--disable-background-networking',
@@ -30,6 +38,7 @@ const EXTRA_FLAGS = [
   '--disable-background-timer-throttling',
   '--disable-renderer-backgrounding',
   '--disable-backgrounding-occluded-windows',
+  WEBRTC_POLICY_FLAG,
 ];
 
 export function chromiumArgs(base: readonly string[] = chromium.args): string[] {
