@@ -47,7 +47,8 @@ export const NAME_SHIM = `(() => {
  * too, so a page cannot fetch a pristine copy from an `about:blank` iframe.
  */
 export const NO_WEBRTC = `(() => {
-  for (const name of ['RTCPeerConnection', 'webkitRTCPeerConnection', 'RTCIceTransport']) {
+  // WebTransport rides on QUIC (UDP) and no request interception sees it either.
+  for (const name of ['RTCPeerConnection', 'webkitRTCPeerConnection', 'RTCIceTransport', 'WebTransport']) {
     try { delete globalThis[name]; } catch {}
   }
 })()`;

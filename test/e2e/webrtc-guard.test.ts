@@ -72,8 +72,9 @@ async function probe(options: { browser: Browser } | { cdpUrl: string }) {
   const session = await openSession({ ...options, policy: policy(), url: siteUrl });
   try {
     const said = await session.page.evaluate('window.rtc');
+    const transport = await session.page.evaluate('typeof WebTransport');
     await new Promise((r) => setTimeout(r, 2500));
-    return { said, packets };
+    return { said, packets, transport };
   } finally {
     await session.close();
   }
@@ -91,5 +92,7 @@ describe('WebRTC cannot send UDP past the network guard', () => {
     const r = await probe({ cdpUrl: remote.wsUrl });
     expect(r.packets).toBe(0);
     expect(r.said).toMatch(/^refused: /);
+    // QUIC is UDP too, and request interception does not see it.
+    expect(r.transport).toBe('undefined');
   });
 });
