@@ -1,6 +1,12 @@
 import type { Browser } from 'playwright-core';
-import { admitCdpUrl, CdpConnectError } from '../browser/cdp-connect.ts';
-import { type CdpPolicy, CdpRefusedError, cdpPolicyFromEnv, displayCdpUrl } from '../browser/cdp-guard.ts';
+import { admitCdpUrl } from '../browser/cdp-connect.ts';
+import {
+  CdpConnectError,
+  type CdpPolicy,
+  CdpRefusedError,
+  cdpPolicyFromEnv,
+  displayCdpUrl,
+} from '../browser/cdp-guard.ts';
 import { checkUrl } from '../browser/guard.ts';
 import type { GuardPolicy } from '../browser/guard-policy.ts';
 import { openSession, type Session } from '../browser/session.ts';

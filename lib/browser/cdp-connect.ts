@@ -2,17 +2,8 @@ import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { type Browser, chromium as playwright } from 'playwright-core';
-import { type CdpPolicy, checkCdpUrl, displayCdpUrl } from './cdp-guard.ts';
+import { CdpConnectError, type CdpPolicy, checkCdpUrl, displayCdpUrl } from './cdp-guard.ts';
 import type { Resolver } from './guard.ts';
-
-/**
- * Connecting to a browser endpoint failed. The message is ours alone: whatever the other end sent
- * (an error page, a banner, garbage) never reaches it, so a CDP URL cannot be used to read other
- * services' answers.
- */
-export class CdpConnectError extends Error {
-  override name = 'CdpConnectError';
-}
 
 function reasonOf(err: unknown): string {
   const e = err as NodeJS.ErrnoException | undefined;

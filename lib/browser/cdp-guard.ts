@@ -32,6 +32,15 @@ export class CdpRefusedError extends Error {
   }
 }
 
+/**
+ * Connecting to a browser endpoint failed. The message is ours alone: whatever the other end sent
+ * (an error page, a banner, garbage) never reaches it, so a CDP URL cannot be used to read other
+ * services' answers.
+ */
+export class CdpConnectError extends Error {
+  override name = 'CdpConnectError';
+}
+
 const SCHEMES = new Set(['ws:', 'wss:', 'http:', 'https:']);
 const defaultPort = (u: URL) => u.port || (u.protocol === 'wss:' || u.protocol === 'https:' ? '443' : '80');
 const bare = (host: string) =>
@@ -108,10 +117,12 @@ export async function checkCdpUrl(
   try {
     ips = await resolve(host);
   } catch {
-    if (!listedByName) throw notListed();
-    throw new CdpRefusedError('blocked', `cdpUrl: cannot resolve ${host}`);
+    ips = [];
   }
-  if (ips.length === 0) throw new CdpRefusedError('blocked', `cdpUrl: cannot resolve ${host}`);
+  if (!listedByName && ips.length === 0) throw notListed();
+  // Not refused, just not there; connecting anyway would resolve the name again, unchecked.
+  if (ips.length === 0)
+    throw new CdpConnectError(`cdpUrl: could not connect to the browser at ${shown}: host not found`);
   for (const ip of ips) {
     if (!isAllowed(list, host, port, ip)) throw notListed();
     // A listed IP or CIDR is a deliberate opening; a listed name never reaches a non-public address.

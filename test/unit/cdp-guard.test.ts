@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  CdpConnectError,
   type CdpPolicy,
   CdpRefusedError,
   cdpPolicyFromEnv,
@@ -90,7 +91,12 @@ describe('cdpUrl guard', () => {
     expect((await refusal('wss://rebind.example.test/', policy)).message).toMatch(/private.*10\.1\.2\.3/);
     expect((await refusal('wss://meta.example.test/', policy)).message).toMatch(/169\.254\.169\.254/);
     expect((await refusal('wss://inside.example.test/', policy)).message).toMatch(/10\.0\.0\.7/);
-    expect((await refusal('wss://gone.example.test/', policy)).message).toMatch(/cannot resolve/);
+    // Listed but not resolvable: not there (a connection failure), and never resolved again unchecked.
+    await expect(checkCdpUrl('wss://gone.example.test/', policy, resolve)).rejects.toBeInstanceOf(
+      CdpConnectError,
+    );
+    const unlisted = cdpPolicyFromEnv({ BROWSERFN_CDP_ALLOW_HOSTS: 'cdp.example.test' });
+    expect((await refusal('wss://gone.example.test/', unlisted)).kind).toBe('blocked');
   });
 
   it('names only scheme, host and port in its messages (paths and queries carry tokens)', async () => {
