@@ -113,6 +113,8 @@ export async function checkCdpUrl(
   }
   const listedByName = isAllowed(list, host, port);
   if (listedByName && (host === 'localhost' || host.endsWith('.localhost'))) return { url };
+  // Only an IP or CIDR entry could still admit an unlisted name: without one, not even a lookup.
+  if (!listedByName && literalEntries(policy).length === 0) throw notListed();
   let ips: string[];
   try {
     ips = await resolve(host);

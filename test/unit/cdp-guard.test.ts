@@ -108,3 +108,18 @@ describe('cdpUrl guard', () => {
     expect(err.message).not.toContain('s3cr3t');
   });
 });
+
+describe('cdpUrl guard lookups', () => {
+  it('does not even resolve a name when nothing on the list could admit it', async () => {
+    const asked: string[] = [];
+    const spy = async (h: string) => {
+      asked.push(h);
+      return ['93.184.216.34'];
+    };
+    const policy = cdpPolicyFromEnv({ BROWSERFN_CDP_ALLOW_HOSTS: 'cdp.example.test' });
+    await expect(checkCdpUrl('wss://probe.example.test/', policy, spy)).rejects.toBeInstanceOf(
+      CdpRefusedError,
+    );
+    expect(asked).toEqual([]);
+  });
+});
