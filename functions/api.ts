@@ -2,7 +2,8 @@ import { handle } from 'hono/aws-lambda';
 import { createApp } from '../lib/api/app.ts';
 import { keysFromEnv } from '../lib/api/auth.ts';
 import { policyFromEnv } from '../lib/browser/guard-policy.ts';
-import { sharedBrowser } from '../lib/browser/session.ts';
+import { closeGuardProxies } from '../lib/browser/guard-proxy.ts';
+import { closeSharedBrowser, sharedBrowser } from '../lib/browser/session.ts';
 
 /**
  * Lambda entry for API Gateway (HTTP API, payload v2) and Function URLs. The browser stays warm
@@ -17,3 +18,12 @@ export const app = createApp({
 });
 
 export const handler = handle(app);
+
+/**
+ * Closes the warm browser and the guard proxy with every connection it holds, after which nothing
+ * of ours keeps the process alive (Lambda shutdown, tests, embedders).
+ */
+export async function shutdown(): Promise<void> {
+  await closeSharedBrowser();
+  await closeGuardProxies();
+}

@@ -5,7 +5,7 @@ import { act } from '../ops/act.ts';
 import { extract } from '../ops/extract.ts';
 import { observe } from '../ops/observe.ts';
 import { OpError } from '../ops/types.ts';
-import { type KeyRing, tenantFor } from './auth.ts';
+import { assertKeyRing, type KeyRing, tenantFor } from './auth.ts';
 import { toErrorResponse } from './errors.ts';
 import { type OpDeps, withPage } from './run-op.ts';
 import {
@@ -81,6 +81,7 @@ async function deadline<T>(ms: number, fn: (signal: AbortSignal) => Promise<T>):
  * Validation errors name the field; every /v1 call needs a bearer key mapped to a tenant.
  */
 export function createApp(deps: AppDeps): OpenAPIHono<Env> {
+  assertKeyRing(deps.keys);
   const app = new OpenAPIHono<Env>({
     defaultHook: (result, c) => {
       if (result.success) return;
@@ -109,7 +110,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
 
   app.use('/v1/*', async (c, next) => {
     const tenant = tenantFor(deps.keys, c.req.header('authorization'));
-    if (!tenant)
+    if (tenant === undefined)
       return c.json(
         {
           error: {

@@ -3,24 +3,93 @@ import { readFileSync } from 'node:fs';
 /** API key → tenant id. */
 export type KeyRing = Map<string, string>;
 
+/** A keys configuration the server must not start with. One line; never contains a key. */
+export class KeyConfigError extends Error {
+  override name = 'KeyConfigError';
+}
+
+/** A tenant becomes a storage key segment of up to 3 characters per byte; keep it under a file name's 255. */
+const MAX_TENANT_BYTES = 64;
+
+type Entry = { key: string; tenant: string; where: string };
+
+function checkEntry(e: Entry): void {
+  if (!e.key) throw new KeyConfigError(`${e.where}: empty API key`);
+  // The Authorization header parser takes one run of non-space characters: such a key could never match.
+  if (/\s/.test(e.key)) throw new KeyConfigError(`${e.where}: API key contains whitespace`);
+  if (!e.tenant) throw new KeyConfigError(`${e.where}: empty tenant`);
+  if (Buffer.byteLength(e.tenant, 'utf8') > MAX_TENANT_BYTES)
+    throw new KeyConfigError(`${e.where}: tenant longer than ${MAX_TENANT_BYTES} bytes`);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we refuse
+  if (/[\u0000-\u001f\u007f]/.test(e.tenant))
+    throw new KeyConfigError(`${e.where}: tenant contains a control character`);
+}
+
+function fromList(list: string): Entry[] {
+  const entries: Entry[] = [];
+  list.split(',').forEach((item, i) => {
+    const entry = item.trim();
+    if (!entry) return;
+    const where = `BROWSERFN_API_KEYS entry ${i + 1}`;
+    const at = entry.lastIndexOf(':');
+    if (at === -1) entries.push({ key: entry, tenant: 'default', where });
+    else entries.push({ key: entry.slice(0, at).trim(), tenant: entry.slice(at + 1).trim(), where });
+  });
+  return entries;
+}
+
+function fromFile(path: string): Entry[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new KeyConfigError(
+      `BROWSERFN_API_KEYS_FILE ${path}: cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new KeyConfigError(
+      `BROWSERFN_API_KEYS_FILE ${path}: not valid JSON (expected { "key": "tenant" })`,
+    );
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new KeyConfigError(`BROWSERFN_API_KEYS_FILE ${path}: expected a JSON object { "key": "tenant" }`);
+  return Object.entries(parsed).map(([key, tenant], i) => {
+    const where = `BROWSERFN_API_KEYS_FILE ${path} entry ${i + 1}`;
+    if (typeof tenant !== 'string') throw new KeyConfigError(`${where}: tenant must be a string`);
+    return { key, tenant, where };
+  });
+}
+
 /**
  * Keys from `BROWSERFN_API_KEYS` (`key:tenant,key2:tenant2`; a bare key is its own tenant "default")
- * and/or a JSON file named by `BROWSERFN_API_KEYS_FILE` (`{ "key": "tenant" }`).
+ * and/or a JSON file named by `BROWSERFN_API_KEYS_FILE` (`{ "key": "tenant" }`). Checked whole at
+ * start-up: a bad entry stops the server with a one-line KeyConfigError rather than surfacing later
+ * as a puzzling 401 or a shared cache.
  */
 export function keysFromEnv(env: NodeJS.ProcessEnv = process.env): KeyRing {
+  const entries = fromList(env.BROWSERFN_API_KEYS ?? '');
+  if (env.BROWSERFN_API_KEYS_FILE) entries.push(...fromFile(env.BROWSERFN_API_KEYS_FILE));
   const ring: KeyRing = new Map();
-  for (const item of (env.BROWSERFN_API_KEYS ?? '').split(',')) {
-    const entry = item.trim();
-    if (!entry) continue;
-    const at = entry.lastIndexOf(':');
-    if (at > 0) ring.set(entry.slice(0, at), entry.slice(at + 1));
-    else ring.set(entry, 'default');
-  }
-  if (env.BROWSERFN_API_KEYS_FILE) {
-    const parsed = JSON.parse(readFileSync(env.BROWSERFN_API_KEYS_FILE, 'utf8')) as Record<string, unknown>;
-    for (const [key, tenant] of Object.entries(parsed)) if (typeof tenant === 'string') ring.set(key, tenant);
+  const seen = new Map<string, string>();
+  for (const e of entries) {
+    checkEntry(e);
+    const first = seen.get(e.key);
+    // One key, two tenants: which tenant a caller gets would depend on order. Name places, never the key.
+    if (first) throw new KeyConfigError(`${e.where}: same API key as ${first}`);
+    seen.set(e.key, e.where);
+    ring.set(e.key, e.tenant);
   }
   return ring;
+}
+
+/** The same checks for a ring built in code (tests, embedders), so no path starts a server with a bad one. */
+export function assertKeyRing(ring: KeyRing): void {
+  let i = 0;
+  for (const [key, tenant] of ring) checkEntry({ key, tenant, where: `API key ${++i}` });
 }
 
 /** Tenant for an Authorization header, or undefined. Compares in constant time per key. */

@@ -1,4 +1,12 @@
 import type { Browser } from 'playwright-core';
+import { admitCdpUrl } from '../browser/cdp-connect.ts';
+import {
+  CdpConnectError,
+  type CdpPolicy,
+  CdpRefusedError,
+  cdpPolicyFromEnv,
+  displayCdpUrl,
+} from '../browser/cdp-guard.ts';
 import { checkUrl } from '../browser/guard.ts';
 import type { GuardPolicy } from '../browser/guard-policy.ts';
 import { openSession, type Session } from '../browser/session.ts';
@@ -18,6 +26,8 @@ export interface OpRequest {
 
 export interface OpDeps {
   policy: GuardPolicy;
+  /** Browser endpoints callers may name in `cdpUrl`; default from the env (none listed: none allowed). */
+  cdpPolicy?: CdpPolicy;
   browser?: () => Promise<Browser>;
   cacheFor?: (tenant: string) => ActionCacheLike | undefined;
   env?: NodeJS.ProcessEnv;
@@ -57,6 +67,17 @@ export async function modelFor(req: OpRequest, deps: OpDeps): Promise<LlmClient 
   });
 }
 
+/** The caller's cdpUrl, checked against the operator's list and the address rules: 400 / 403 / 502. */
+async function admitCdp(input: string, deps: OpDeps): Promise<string> {
+  try {
+    return await admitCdpUrl(input, deps.cdpPolicy ?? cdpPolicyFromEnv(deps.env ?? process.env));
+  } catch (err) {
+    if (err instanceof CdpRefusedError) throw new OpError(err.kind, err.message);
+    if (err instanceof CdpConnectError) throw new OpError('navigation', err.message);
+    throw err;
+  }
+}
+
 /**
  * Opens a guarded page for one request, runs the op, and always closes the context, whatever
  * happens. The URL is checked against the network guard before the browser sees it.
@@ -72,6 +93,7 @@ export async function withPage<T>(
     const verdict = await checkUrl(req.url, deps.policy);
     if (!verdict.ok) throw new OpError('blocked', verdict.message);
   }
+  const cdpUrl = req.cdpUrl ? await admitCdp(req.cdpUrl, deps) : undefined;
   const llm = await modelFor(req, deps);
   const browser = deps.browser ? await deps.browser() : undefined;
   let session: Session | undefined;
@@ -83,14 +105,15 @@ export async function withPage<T>(
     try {
       session = await openSession({
         ...(browser ? { browser } : {}),
-        ...(req.cdpUrl ? { cdpUrl: req.cdpUrl } : {}),
+        ...(cdpUrl ? { cdpUrl } : {}),
         ...(req.url ? { url: req.url } : {}),
         policy: deps.policy,
       });
     } catch (err) {
       const msg = (err as Error).message.split('\n')[0] ?? '';
       if ((err as Error).name === 'NetworkBlockedError') throw new OpError('blocked', msg);
-      throw new OpError('navigation', `could not open ${req.url ?? req.cdpUrl}: ${msg}`);
+      if (err instanceof CdpConnectError) throw new OpError('navigation', msg);
+      throw new OpError('navigation', `could not open ${req.url ?? displayCdpUrl(req.cdpUrl ?? '')}: ${msg}`);
     }
     const cache = deps.cacheFor?.(tenant);
     const ctx: OpContext = {

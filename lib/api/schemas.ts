@@ -77,8 +77,11 @@ const Common = {
   cdpUrl: z
     .string()
     .url()
+    .refine((u) => /^(wss?|https?):\/\//i.test(u), 'must be a ws:, wss:, http: or https: URL')
     .optional()
-    .describe('attach to a remote browser session instead (keeps state across calls)'),
+    .describe(
+      'attach to a remote browser session instead (keeps state across calls); only endpoints the operator allows',
+    ),
   variables: z
     .record(z.string().regex(/^[A-Za-z_][\w.-]*$/, 'variable names are letters, digits, _ . -'), z.string())
     .optional()

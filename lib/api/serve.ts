@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { policyFromEnv } from '../browser/guard-policy.ts';
 import { closeSharedBrowser, sharedBrowser } from '../browser/session.ts';
-import { ActionCache } from '../ops/cache.ts';
-import { LocalCacheStore } from '../store/local-cache.ts';
+import type { OpLog } from '../ops/types.ts';
 import { createApp } from './app.ts';
 import { keysFromEnv } from './auth.ts';
+import { localTenantCaches } from './tenant-caches.ts';
 
 export interface ServeOptions {
   port?: number;
@@ -14,8 +14,6 @@ export interface ServeOptions {
   cacheDir?: string;
   print?: (line: string) => void;
 }
-
-const safeTenant = (t: string) => t.replace(/[^\w.-]/g, '_') || 'default';
 
 /**
  * Serves the API on Node with the embedded browser. With no keys configured it binds to loopback
@@ -33,23 +31,18 @@ export async function startServer(options: ServeOptions = {}) {
   const port = options.port ?? Number(process.env.PORT ?? 8787);
   const cacheDir =
     options.cacheDir ?? process.env.BROWSERFN_CACHE_DIR ?? join(process.cwd(), '.browserfn', 'cache');
-  const caches = new Map<string, ActionCache>();
+  const log: OpLog = (e) => {
+    if (e.level !== 'debug')
+      process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...e })}\n`);
+  };
   const app = createApp({
     keys,
     policy: policyFromEnv(),
     browser: sharedBrowser,
-    cacheFor: (tenant) => {
-      let c = caches.get(tenant);
-      if (!c) {
-        c = new ActionCache(new LocalCacheStore(join(cacheDir, safeTenant(tenant))));
-        caches.set(tenant, c);
-      }
-      return c;
-    },
-    log: (e) => {
-      if (e.level !== 'debug')
-        process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...e })}\n`);
-    },
+    cacheFor: localTenantCaches(cacheDir, (err) =>
+      log({ level: 'warn', msg: 'action cache failed', error: String(err) }),
+    ),
+    log,
   });
   // Warm the browser while the first caller is still typing.
   void sharedBrowser().catch((err) => print(`browser failed to start: ${(err as Error).message}`));

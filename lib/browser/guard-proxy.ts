@@ -9,6 +9,8 @@ export interface GuardProxy {
   /** `http://127.0.0.1:PORT`, for a context's `proxy.server`. */
   url: string;
   blocked: BlockedRequest[];
+  /** Connections to destinations open right now (requests in flight and CONNECT tunnels). */
+  openUpstreams(): number;
   close(): Promise<void>;
 }
 
@@ -59,6 +61,10 @@ export async function startGuardProxy(
 ): Promise<GuardProxy> {
   const blocked: BlockedRequest[] = [];
   const sockets = new Set<Duplex>();
+  /** Every connection we opened to a destination; each ends when its client side does. */
+  const upstreams = new Set<{ destroy(): unknown }>();
+  // Our own pool, so closing the proxy also closes the idle keep-alive connections it made.
+  const agent = new http.Agent({ keepAlive: true });
 
   /** Checks the URL and returns the address to connect to, or records why not. */
   const admit = async (url: string, kind: string): Promise<{ ip: string } | { message: string }> => {
@@ -97,6 +103,8 @@ export async function startGuardProxy(
       res.end(`browserfn network guard: ${ok.message}`);
       return;
     }
+    // The page may have gone while we checked: then there is no one to fetch for.
+    if (res.destroyed) return;
     const u = new URL(target);
     const headers = { ...req.headers };
     for (const h of HOP_BY_HOP) delete headers[h];
@@ -108,13 +116,22 @@ export async function startGuardProxy(
         path: `${u.pathname}${u.search}`,
         headers: { ...headers, host: u.host },
         setHost: false,
+        agent,
       },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);
       },
     );
+    upstreams.add(upstream);
+    upstream.on('close', () => upstreams.delete(upstream));
+    // A page closed (or a context torn down) before the destination answered: without this the
+    // request to a server that never answers stays open for the life of the process.
+    res.on('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
     upstream.on('error', (err) => {
+      if (res.destroyed) return;
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
       res.end(`browserfn guard proxy: ${err.message}`);
     });
@@ -133,6 +150,7 @@ export async function startGuardProxy(
       );
       return;
     }
+    if (client.destroyed) return;
     // The proxy accepts connections from this machine only, but CONNECT must not become a way
     // to reach ports the guard refused: the check above ran on the exact host and port.
     const upstream = net.connect(Number(port), ok.ip, () => {
@@ -142,7 +160,14 @@ export async function startGuardProxy(
       client.pipe(upstream);
     });
     sockets.add(upstream);
-    upstream.on('close', () => sockets.delete(upstream));
+    upstreams.add(upstream);
+    // Either side gone ends the tunnel, connected or still connecting.
+    upstream.on('close', () => {
+      sockets.delete(upstream);
+      upstreams.delete(upstream);
+      client.destroy();
+    });
+    client.on('close', () => upstream.destroy());
     upstream.on('error', () => client.destroy());
   });
   server.on('connection', (s) => {
@@ -157,8 +182,11 @@ export async function startGuardProxy(
   return {
     url: `http://127.0.0.1:${port}`,
     blocked,
+    openUpstreams: () => upstreams.size,
     close: async () => {
       for (const s of sockets) s.destroy();
+      for (const u of upstreams) u.destroy();
+      agent.destroy();
       await new Promise<void>((r) => server.close(() => r()));
     },
   };

@@ -39,3 +39,16 @@ export const NAME_SHIM = `(() => {
   if (typeof globalThis.__name === 'undefined')
     Object.defineProperty(globalThis, '__name', { value: (f) => f, configurable: true, writable: true });
 })()`;
+
+/**
+ * For browsers we do not launch (remote CDP), where no launch flag of ours reaches: WebRTC would
+ * send UDP from the remote browser's network to any address a page names, past the request-level
+ * guard. Removing the constructors stops it; Chromium runs init scripts in fresh frames and popups
+ * too, so a page cannot fetch a pristine copy from an `about:blank` iframe.
+ */
+export const NO_WEBRTC = `(() => {
+  // WebTransport rides on QUIC (UDP) and no request interception sees it either.
+  for (const name of ['RTCPeerConnection', 'webkitRTCPeerConnection', 'RTCIceTransport', 'WebTransport']) {
+    try { delete globalThis[name]; } catch {}
+  }
+})()`;

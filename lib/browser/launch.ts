@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import chromium from '@sparticuz/chromium';
 import { type Browser, chromium as playwright } from 'playwright-core';
+import { connectCdp } from './cdp-connect.ts';
 
 /**
  * Flags we refuse from the embedded build's defaults:
@@ -15,6 +16,14 @@ const DROPPED_FLAGS = new Set([
   '--disable-web-security',
   '--allow-running-insecure-content',
 ]);
+
+/**
+ * WebRTC sends STUN/TURN and connectivity checks over UDP straight from the browser, past the
+ * guard proxy (which only sees HTTP and CONNECT). With this policy WebRTC uses no UDP unless a
+ * proxy carries it, and ours does not: ICE falls back to TCP through the proxy, which checks it.
+ * (`--webrtc-ip-handling-policy` alone is not honoured by this headless build; this one is.)
+ */
+export const WEBRTC_POLICY_FLAG = '--force-webrtc-ip-handling-policy=disable_non_proxied_udp';
 
 /** Quiet flags: this machine (and Lambda) has no route to Google; background chatter only costs time. */
 const EXTRA_FLAGS = [
@@ -29,6 +38,7 @@ const EXTRA_FLAGS = [
   '--disable-background-timer-throttling',
   '--disable-renderer-backgrounding',
   '--disable-backgrounding-occluded-windows',
+  WEBRTC_POLICY_FLAG,
 ];
 
 export function chromiumArgs(base: readonly string[] = chromium.args): string[] {
@@ -82,7 +92,7 @@ export interface LaunchOptions {
 /** The embedded Chromium, or a remote one when `cdpUrl` / `BROWSERFN_CDP_URL` is set. */
 export async function launchBrowser(options: LaunchOptions = {}): Promise<Browser> {
   const cdpUrl = options.cdpUrl ?? process.env.BROWSERFN_CDP_URL;
-  if (cdpUrl) return playwright.connectOverCDP(cdpUrl, { timeout: 30_000 });
+  if (cdpUrl) return connectCdp(cdpUrl);
   const executablePath = await embeddedExecutablePath();
   return playwright.launch({
     executablePath,

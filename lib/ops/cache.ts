@@ -33,14 +33,32 @@ export function cacheKey(q: CacheQuery): string {
 /** Only durable targets are worth keeping: ids die with their snapshot. */
 const storable = (a: Action) => !a.target || !('id' in a.target);
 
+/**
+ * The cache is an optimisation: a store that fails (disk full, a race, a throttled table) makes a
+ * lookup a miss and a write a no-op, never a failed call after the page was already acted on.
+ */
 export class ActionCache implements ActionCacheLike {
-  constructor(readonly store: CacheStore) {}
+  constructor(
+    readonly store: CacheStore,
+    private readonly onError: (err: unknown) => void = () => undefined,
+  ) {}
+
+  private async quietly<T>(work: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await work();
+    } catch (err) {
+      this.onError(err);
+      return undefined;
+    }
+  }
 
   async lookup(q: CacheQuery): Promise<CacheHit | undefined> {
     const key = cacheKey(q);
-    const entry = await this.store.get(key);
+    const entry = await this.quietly(() => this.store.get(key));
     if (!entry || entry.actions.length === 0) return undefined;
-    await this.store.put({ ...entry, hits: entry.hits + 1, updatedAt: new Date().toISOString() });
+    await this.quietly(() =>
+      this.store.put({ ...entry, hits: entry.hits + 1, updatedAt: new Date().toISOString() }),
+    );
     return { actions: entry.actions, key };
   }
 
@@ -48,6 +66,10 @@ export class ActionCache implements ActionCacheLike {
     if (actions.length === 0 || !actions.every(storable)) return;
     const key = cacheKey(q);
     const now = new Date().toISOString();
+    await this.quietly(() => this.write(key, q, actions, snapshot, now));
+  }
+
+  private async write(key: string, q: CacheQuery, actions: Action[], snapshot: Snapshot, now: string) {
     const old = await this.store.get(key);
     await this.store.put({
       key,
@@ -69,6 +91,6 @@ export class ActionCache implements ActionCacheLike {
   }
 
   async forget(q: CacheQuery): Promise<void> {
-    await this.store.delete(cacheKey(q));
+    await this.quietly(() => this.store.delete(cacheKey(q)));
   }
 }

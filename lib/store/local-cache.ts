@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CacheEntry, CacheStore } from './cache.ts';
@@ -25,7 +26,8 @@ export class LocalCacheStore implements CacheStore {
   async put(entry: CacheEntry): Promise<void> {
     await mkdir(this.dir, { recursive: true });
     const target = this.file(entry.key);
-    const tmp = `${target}.${process.pid}.${Date.now()}.tmp`;
+    // Unique per write: concurrent writers of one key must never share (and steal) a temp file.
+    const tmp = `${target}.${randomUUID()}.tmp`;
     await writeFile(tmp, JSON.stringify(entry, null, 2));
     await rename(tmp, target);
   }

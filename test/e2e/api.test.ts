@@ -6,9 +6,8 @@ import { serve } from '@hono/node-server';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../lib/api/app.ts';
+import { localTenantCaches } from '../../lib/api/tenant-caches.ts';
 import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
-import { ActionCache } from '../../lib/ops/cache.ts';
-import { LocalCacheStore } from '../../lib/store/local-cache.ts';
 import { startBrowser } from '../support/browser.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
@@ -20,7 +19,6 @@ let llm: ScriptedModel;
 let base: string;
 let server: ReturnType<typeof serve>;
 let cacheRoot: string;
-const caches = new Map<string, ActionCache>();
 
 beforeAll(async () => {
   [browser, site, llm] = await Promise.all([startBrowser(), startFixtureServer(), startScriptedModel()]);
@@ -34,14 +32,7 @@ beforeAll(async () => {
     browser: async () => browser,
     env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: llm.openaiBaseURL },
     maxBodyBytes: 64 * 1024,
-    cacheFor: (tenant) => {
-      let c = caches.get(tenant);
-      if (!c) {
-        c = new ActionCache(new LocalCacheStore(join(cacheRoot, tenant)));
-        caches.set(tenant, c);
-      }
-      return c;
-    },
+    cacheFor: localTenantCaches(cacheRoot),
   });
   server = await new Promise((resolve) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
