@@ -21,8 +21,9 @@ export function keySegment(value: string): string {
   return out;
 }
 
-/** Inverse of `keySegment`. */
+/** Inverse of `keySegment`; throws on anything `keySegment` cannot have produced. */
 export function fromKeySegment(segment: string): string {
+  if (!/^(?:[A-Za-z0-9_-]|~[0-9A-F]{2})+$/.test(segment)) throw new Error(`not a key segment: ${segment}`);
   const bytes: number[] = [];
   for (let i = 0; i < segment.length; i++) {
     if (segment[i] === '~') {
@@ -30,7 +31,9 @@ export function fromKeySegment(segment: string): string {
       i += 2;
     } else bytes.push(segment.charCodeAt(i));
   }
-  return Buffer.from(bytes).toString('utf8');
+  const value = new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(bytes));
+  if (keySegment(value) !== segment) throw new Error(`not a key segment: ${segment}`);
+  return value;
 }
 
 /**
