@@ -111,7 +111,11 @@ export interface LocalQueue {
   dlqArn: string;
 }
 
-/** A queue with a dead-letter queue that takes messages received more than `maxReceiveCount` times. */
+/**
+ * A queue with a dead-letter queue that takes messages received `maxReceiveCount` times and not deleted.
+ * local-aws-sqs quirk: ChangeMessageVisibility counts as a receive there, so let failed messages come
+ * back by a short `visibilityTimeoutSeconds` instead of setting their visibility to 0.
+ */
 export async function createQueueWithDlq(
   sqs: SQSClient,
   name: string,
