@@ -42,7 +42,7 @@ describe('local SQS', () => {
             WaitTimeSeconds: 0,
             MessageSystemAttributeNames: ['ApproximateReceiveCount'],
             // The emulator reads only the older name of the same parameter.
-            AttributeNames: ['ApproximateReceiveCount'],
+            AttributeNames: ['All'],
           }),
         );
         if (out.Messages?.length) return out.Messages;
