@@ -31,6 +31,8 @@ export interface AwsLocal {
 }
 
 const SCRIPT = fileURLToPath(new URL('./scripts/aws-emulators.ts', import.meta.url));
+/** The repository root, where `--import tsx` resolves from whatever the test's working folder is. */
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 function unstarted(service: AwsService): never {
   throw new Error(`startAwsLocal was not asked for ${service}`);
@@ -42,7 +44,7 @@ export async function startAwsLocal(services: AwsService[] = ['dynamo', 's3']): 
   const child: ChildProcess = spawn(
     process.execPath,
     ['--openssl-legacy-provider', '--import', 'tsx', SCRIPT, ...services],
-    { env: { ...process.env, S3RVER_DIRECTORY: s3Dir }, stdio: ['pipe', 'pipe', 'inherit'] },
+    { cwd: ROOT, env: { ...process.env, S3RVER_DIRECTORY: s3Dir }, stdio: ['pipe', 'pipe', 'inherit'] },
   );
   const ports = await new Promise<Partial<Record<AwsService, number>>>((resolve, reject) => {
     child.once('error', reject);
