@@ -96,6 +96,8 @@ export class ManifestWriter {
   /** Appends a file already stored (with the hash computed when it was written). */
   record(file: ManifestFile): Promise<ManifestEntry> {
     return serialized(this.evidence, this.partKey, async () => {
+      // Read every time (one GET): another writer object in this process, or a retried slice on
+      // another machine, may have appended since; a cached copy would overwrite its entries.
       const chain = (await readChain(this.evidence, this.partKey)) ?? [];
       const entry = appendEntry(chain, file);
       await this.evidence.put(this.partKey, formatManifest([...chain, entry]), 'application/x-ndjson');
