@@ -24,21 +24,27 @@ export function takeFrom(
   const elapsed = Math.max(0, nowMs - current.updatedMs);
   const tokens = Math.min(burst, current.tokens + (elapsed * limit.ratePerSecond) / 1000);
   const version = current.version + 1;
+  // Callers on other machines (or a slow request) can arrive with an earlier clock than the last
+  // writer's; the bucket's time never moves back, or the same interval would be refilled twice.
+  const updatedMs = Math.max(current.updatedMs, nowMs);
   if (current.pausedUntilMs > nowMs) {
     return {
       decision: { granted: false, waitMs: current.pausedUntilMs - nowMs },
-      next: { ...current, tokens, updatedMs: nowMs, version },
+      next: { ...current, tokens, updatedMs, version },
     };
   }
   if (tokens >= 1) {
     return {
       decision: { granted: true, waitMs: 0 },
-      next: { tokens: tokens - 1, updatedMs: nowMs, pausedUntilMs: current.pausedUntilMs, version },
+      next: { tokens: tokens - 1, updatedMs, pausedUntilMs: current.pausedUntilMs, version },
     };
   }
   return {
-    decision: { granted: false, waitMs: Math.ceil(((1 - tokens) * 1000) / limit.ratePerSecond) },
-    next: { ...current, tokens, updatedMs: nowMs, version },
+    decision: {
+      granted: false,
+      waitMs: Math.ceil(((1 - tokens) * 1000) / limit.ratePerSecond) + (updatedMs - nowMs),
+    },
+    next: { ...current, tokens, updatedMs, version },
   };
 }
 
@@ -48,7 +54,7 @@ export function pausedUntil(state: BucketState | undefined, untilMs: number, now
     ...current,
     // A pause also empties the bucket so the burst after it is not a stampede.
     tokens: 0,
-    updatedMs: nowMs,
+    updatedMs: Math.max(current.updatedMs, nowMs),
     pausedUntilMs: Math.max(current.pausedUntilMs, untilMs),
     version: current.version + 1,
   };

@@ -13,6 +13,7 @@ import { LocalEvidenceStore, sha256Hex } from '../../lib/store/local-evidence-st
 import { LocalRunStore } from '../../lib/store/local-run-store.ts';
 import type { ResultRecord, RunRecord } from '../../lib/store/ports.ts';
 import { takeFrom } from '../../lib/store/token-bucket.ts';
+import { describeStoreContract } from '../support/run-store-contract.ts';
 
 describe('storage keys', () => {
   it('escape tenants and ids injectively and never climb', () => {
@@ -46,6 +47,25 @@ describe('token bucket', () => {
     const paused = takeFrom({ ...third.next, pausedUntilMs: 5000 }, limit, 4000);
     expect(paused.decision).toEqual({ granted: false, waitMs: 1000 });
   });
+
+  it('never moves its clock back for a caller with an earlier clock', () => {
+    const limit = { ratePerSecond: 10 };
+    const granted = takeFrom(undefined, limit, 2000);
+    // A worker whose clock lags 100 ms: without the guard the next caller would be refilled twice.
+    const late = takeFrom(granted.next, limit, 1900);
+    expect(late.decision).toEqual({ granted: false, waitMs: 200 });
+    expect(late.next.updatedMs).toBe(2000);
+    expect(takeFrom(late.next, limit, 2050).decision.granted).toBe(false);
+    expect(takeFrom(late.next, limit, 2100).decision.granted).toBe(true);
+  });
+});
+
+describeStoreContract('local files', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'bfn-contract-'));
+  return {
+    runs: new LocalRunStore(join(dir, 'runs')),
+    evidence: new LocalEvidenceStore(join(dir, 'evidence')),
+  };
 });
 
 describe('local stores', () => {

@@ -1,0 +1,52 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { storesFromEnv } from '../../lib/store/config.ts';
+import { DynamoRunStore } from '../../lib/store/dynamo-run-store.ts';
+import { LocalEvidenceStore } from '../../lib/store/local-evidence-store.ts';
+import { LocalRunStore } from '../../lib/store/local-run-store.ts';
+import { S3EvidenceStore } from '../../lib/store/s3-evidence-store.ts';
+
+describe('storesFromEnv', () => {
+  it('uses local files under the working folder when nothing AWS is set', () => {
+    const stores = storesFromEnv({}, { cwd: '/work/project' });
+    expect(stores.runs).toBeInstanceOf(LocalRunStore);
+    expect(stores.evidence).toBeInstanceOf(LocalEvidenceStore);
+    expect(stores.describe).toEqual({
+      runs: join('/work/project', '.browserfn', 'runs'),
+      evidence: join('/work/project', 'evidence'),
+    });
+    const moved = storesFromEnv(
+      { BROWSERFN_RUNS_DIR: 'state', BROWSERFN_EVIDENCE_DIR: '/data/ev' },
+      { cwd: '/w' },
+    );
+    expect(moved.describe).toEqual({ runs: '/w/state', evidence: '/data/ev' });
+  });
+
+  it('uses DynamoDB and S3 when the table and bucket are named', () => {
+    const stores = storesFromEnv({
+      BROWSERFN_TABLE: 'runs',
+      BROWSERFN_BUCKET: 'evidence-bucket',
+      BROWSERFN_EVIDENCE_PREFIX: 'ev/',
+      AWS_REGION: 'eu-west-1',
+    });
+    expect(stores.runs).toBeInstanceOf(DynamoRunStore);
+    expect(stores.evidence).toBeInstanceOf(S3EvidenceStore);
+    expect(stores.describe).toEqual({ runs: 'dynamodb:runs', evidence: 's3://evidence-bucket/ev/' });
+    const evidenceOnly = storesFromEnv({ BROWSERFN_BUCKET: 'b', AWS_REGION: 'eu-west-1' }, { cwd: '/w' });
+    expect(evidenceOnly.runs).toBeInstanceOf(LocalRunStore);
+  });
+
+  it('names the setting that is wrong', () => {
+    expect(() => storesFromEnv({ BROWSERFN_TABLE: 'runs' })).toThrow(/BROWSERFN_BUCKET/);
+    expect(() => storesFromEnv({ BROWSERFN_BUCKET: 'b', BROWSERFN_S3_ENDPOINT: 'not a url' })).toThrow(
+      /BROWSERFN_S3_ENDPOINT/,
+    );
+    expect(() =>
+      storesFromEnv({
+        BROWSERFN_TABLE: 't',
+        BROWSERFN_BUCKET: 'b',
+        BROWSERFN_DYNAMO_ENDPOINT: 'ftp://127.0.0.1',
+      }),
+    ).toThrow(/BROWSERFN_DYNAMO_ENDPOINT must be an http/);
+  });
+});
