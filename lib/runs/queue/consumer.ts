@@ -1,0 +1,150 @@
+/**
+ * The queue consumer: each message is a small run (one sample per URL). Results are written once per
+ * job and URL, so a redelivered message finds its results and does nothing twice; a message that keeps
+ * failing goes to the DLQ with the reason, and one bad message never re-delivers its whole batch.
+ */
+import { keySegment } from '../../store/keys.ts';
+import type { EvidenceStore, JsonObject, RateLimit, ResultRecord, RunStore } from '../../store/ports.ts';
+import { rateKey, waitForToken } from '../../store/rate-gate.ts';
+import { parseQueueMessage, type QueueMessage, runIdForJob, sampleIdFor } from './message.ts';
+
+export interface QueueRecord {
+  messageId: string;
+  body: string;
+  /** How many times SQS has handed this message out, this time included. */
+  receiveCount: number;
+}
+
+export interface SampleJob {
+  tenant: string;
+  runId: string;
+  sampleId: string;
+  url: string;
+  input: Record<string, string>;
+  spec: JsonObject;
+}
+
+/**
+ * Runs one sample to its end and writes its result with `RunStore.putResult` (write-once). Throws only
+ * for infrastructure failures worth a retry (browser gone, model down); a page where the task fails is
+ * a `failed` result, not a throw.
+ */
+export type RunSample = (job: SampleJob) => Promise<void>;
+
+export interface QueueDeps {
+  tenant: string;
+  runStore: RunStore;
+  evidence: EvidenceStore;
+  runSample: RunSample;
+  /** Sends a message body to the dead-letter queue with the reason it was given up on. */
+  deadLetter: (body: string, reason: string) => Promise<void>;
+  /** Sends one result onwards (an output queue named by the message). */
+  sendOutput?: (queueUrl: string, result: ResultRecord) => Promise<void>;
+  /** After this many deliveries a failing message is dead-lettered (match the queue's redrive policy). */
+  maxReceiveCount: number;
+  log?: (event: { msg: string; [k: string]: unknown }) => void;
+}
+
+export interface BatchResponse {
+  batchItemFailures: { itemIdentifier: string }[];
+}
+
+/** Where stored task specs live: `<tenant>/specs/<id>.json` in the evidence store. */
+export function specKey(tenant: string, specId: string): string {
+  return `${keySegment(tenant)}/specs/${keySegment(specId)}.json`;
+}
+
+async function resolveSpec(message: QueueMessage, deps: QueueDeps): Promise<JsonObject> {
+  if ('spec' in message.task) return message.task.spec as JsonObject;
+  const body = await deps.evidence.get(specKey(deps.tenant, message.task.specId));
+  if (!body) throw new PermanentError(`task spec "${message.task.specId}" is not stored`);
+  return JSON.parse(Buffer.from(body).toString('utf8')) as JsonObject;
+}
+
+/** A failure no retry can fix (a missing spec): dead-lettered at once. */
+class PermanentError extends Error {}
+
+function rateLimitFor(spec: JsonObject, url: string): RateLimit | undefined {
+  const limits = spec.rateLimits as Record<string, number> | undefined;
+  const perSecond = limits?.[rateKey(url)] ?? limits?.['*'];
+  return typeof perSecond === 'number' && perSecond > 0 ? { ratePerSecond: perSecond } : undefined;
+}
+
+async function processMessage(record: QueueRecord, message: QueueMessage, deps: QueueDeps): Promise<void> {
+  const jobId = message.jobId ?? record.messageId;
+  const runId = runIdForJob(jobId);
+  const spec = await resolveSpec(message, deps);
+  const now = new Date().toISOString();
+  await deps.runStore.createRun({
+    tenant: deps.tenant,
+    runId,
+    status: 'running',
+    spec,
+    sampleCount: message.urls.length,
+    createdAt: now,
+    updatedAt: now,
+  });
+  await deps.runStore.putSamples(
+    message.urls.map((url, i) => ({
+      tenant: deps.tenant,
+      runId,
+      sampleId: sampleIdFor(i),
+      url,
+      input: message.input ?? {},
+      status: 'pending' as const,
+      attempts: 0,
+      updatedAt: now,
+    })),
+  );
+  for (const [i, url] of message.urls.entries()) {
+    const sampleId = sampleIdFor(i);
+    let result = await deps.runStore.getResult(deps.tenant, runId, sampleId);
+    if (!result) {
+      const limit = rateLimitFor(spec, url);
+      if (limit) await waitForToken(deps.runStore, rateKey(url), limit);
+      await deps.runSample({ tenant: deps.tenant, runId, sampleId, url, input: message.input ?? {}, spec });
+      result = await deps.runStore.getResult(deps.tenant, runId, sampleId);
+      if (!result) throw new Error(`sample ${sampleId} ended without a result`);
+      deps.log?.({ msg: 'queue sample done', runId, sampleId, status: result.status });
+    } else {
+      deps.log?.({ msg: 'queue sample already done (redelivery)', runId, sampleId });
+    }
+    if (message.output?.queueUrl && deps.sendOutput) await sendOnce(message.output.queueUrl, result, deps);
+  }
+  const results = await deps.runStore.listResults(deps.tenant, runId);
+  const counts: Record<string, number> = {};
+  for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
+  await deps.runStore.updateRun(deps.tenant, runId, { status: 'done', totals: { counts } });
+}
+
+/** The output marker makes forwarding at-least-once without repeating on a plain redelivery. */
+async function sendOnce(queueUrl: string, result: ResultRecord, deps: QueueDeps): Promise<void> {
+  const marker = `${keySegment(deps.tenant)}/outputs/${keySegment(result.runId)}/${keySegment(result.sampleId)}.sent`;
+  if (await deps.evidence.get(marker)) return;
+  await deps.sendOutput!(queueUrl, result);
+  await deps.evidence.put(marker, queueUrl);
+}
+
+/** Handles one SQS batch (Lambda event or a worker's poll) and reports the records to retry. */
+export async function handleQueueBatch(records: QueueRecord[], deps: QueueDeps): Promise<BatchResponse> {
+  const failures: { itemIdentifier: string }[] = [];
+  for (const record of records) {
+    const parsed = parseQueueMessage(record.body);
+    if (!parsed.ok) {
+      // Malformed messages never get better: straight to the DLQ, and not back on the queue.
+      await deps.deadLetter(record.body, parsed.reason);
+      deps.log?.({ msg: 'queue message dead-lettered', messageId: record.messageId, reason: parsed.reason });
+      continue;
+    }
+    try {
+      await processMessage(record, parsed.message, deps);
+    } catch (err) {
+      const reason = (err as Error).message;
+      const final = err instanceof PermanentError || record.receiveCount >= deps.maxReceiveCount;
+      deps.log?.({ msg: 'queue message failed', messageId: record.messageId, reason, final });
+      if (final) await deps.deadLetter(record.body, `after ${record.receiveCount} deliveries: ${reason}`);
+      else failures.push({ itemIdentifier: record.messageId });
+    }
+  }
+  return { batchItemFailures: failures };
+}

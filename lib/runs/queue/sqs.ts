@@ -1,0 +1,100 @@
+/**
+ * SQS at the edge of the queue consumer: dead-lettering with a reason, forwarding results, and the
+ * polling worker (`browserfn worker --queue URL`) that feeds the same `handleQueueBatch` a Lambda does.
+ */
+import {
+  DeleteMessageBatchCommand,
+  type Message,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { ResultRecord } from '../../store/ports.ts';
+import { type BatchResponse, handleQueueBatch, type QueueDeps, type QueueRecord } from './consumer.ts';
+
+/** The message attribute a DLQ reader finds the reason in. */
+export const FAILURE_REASON_ATTRIBUTE = 'browserfnFailureReason';
+
+export function sqsDeadLetter(client: SQSClient, dlqUrl: string): QueueDeps['deadLetter'] {
+  return async (body, reason) => {
+    await client.send(
+      new SendMessageCommand({
+        QueueUrl: dlqUrl,
+        MessageBody: body,
+        MessageAttributes: {
+          [FAILURE_REASON_ATTRIBUTE]: { DataType: 'String', StringValue: reason.slice(0, 1000) },
+        },
+      }),
+    );
+  };
+}
+
+export function sqsSendOutput(client: SQSClient): NonNullable<QueueDeps['sendOutput']> {
+  return async (queueUrl: string, result: ResultRecord) => {
+    const { tenant: _tenant, ...visible } = result;
+    await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(visible) }));
+  };
+}
+
+export function toQueueRecord(message: Message): QueueRecord {
+  return {
+    messageId: message.MessageId ?? '',
+    body: message.Body ?? '',
+    receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? 1),
+  };
+}
+
+export interface WorkerOptions {
+  queueUrl: string;
+  signal?: AbortSignal;
+  /** Long-poll wait per receive (default 5 s). */
+  waitSeconds?: number;
+  /** Stop after this many empty polls in a row (default: never). */
+  stopWhenIdle?: number;
+  onBatch?: (handled: number, response: BatchResponse) => void;
+  onDeleteFailed?: (reason: string) => void;
+}
+
+/** Polls until aborted (or idle): each batch goes through `handleQueueBatch`; handled messages are deleted. */
+export async function runWorker(client: SQSClient, deps: QueueDeps, options: WorkerOptions): Promise<number> {
+  let idle = 0;
+  let handled = 0;
+  while (!options.signal?.aborted) {
+    const received = await client.send(
+      new ReceiveMessageCommand({
+        QueueUrl: options.queueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: options.waitSeconds ?? 5,
+        MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+        // The older spelling, for SQS-compatible servers that only know it.
+        AttributeNames: ['ApproximateReceiveCount'],
+      }),
+      options.signal ? { abortSignal: options.signal } : {},
+    );
+    const messages = received.Messages ?? [];
+    if (messages.length === 0) {
+      idle++;
+      if (options.stopWhenIdle !== undefined && idle >= options.stopWhenIdle) break;
+      continue;
+    }
+    idle = 0;
+    const response = await handleQueueBatch(messages.map(toQueueRecord), deps);
+    const failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+    // Failed ones stay invisible until their visibility timeout ends, then come back: SQS's own retry.
+    const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
+    if (done.length > 0) {
+      const deleted = await client.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: options.queueUrl,
+          Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
+        }),
+      );
+      // A delete after the visibility timeout fails: the message comes back, and its results are
+      // already written, so the redelivery finds them and does nothing twice.
+      for (const f of deleted.Failed ?? []) options.onDeleteFailed?.(f.Message ?? f.Code ?? 'delete failed');
+    }
+    handled += messages.length;
+    options.onBatch?.(messages.length, response);
+  }
+  return handled;
+}

@@ -1,0 +1,227 @@
+import { mkdtemp } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { createSqsServer } from 'local-aws-sqs';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mergePolicy } from '../../lib/browser/guard-policy.ts';
+import { openSession } from '../../lib/browser/session.ts';
+import {
+  type BatchResponse,
+  handleQueueBatch,
+  type QueueDeps,
+  type SampleJob,
+} from '../../lib/runs/queue/consumer.ts';
+import {
+  FAILURE_REASON_ATTRIBUTE,
+  runWorker,
+  sqsDeadLetter,
+  sqsSendOutput,
+} from '../../lib/runs/queue/sqs.ts';
+import { LocalEvidenceStore } from '../../lib/store/local-evidence-store.ts';
+import { LocalRunStore } from '../../lib/store/local-run-store.ts';
+import { startBrowser } from '../support/browser.ts';
+import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
+
+let browser: Browser;
+let site: FixtureServer;
+let sqsServer: { close(): void } & { address(): AddressInfo | string | null };
+let sqs: SQSClient;
+
+beforeAll(async () => {
+  [browser, site] = await Promise.all([startBrowser(), startFixtureServer()]);
+  sqsServer = (await createSqsServer({ port: 0, hostname: '127.0.0.1' })) as typeof sqsServer;
+  const { port } = sqsServer.address() as AddressInfo;
+  sqs = new SQSClient({
+    endpoint: `http://127.0.0.1:${port}`,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+  });
+});
+
+afterAll(async () => {
+  sqs?.destroy();
+  sqsServer?.close();
+  await browser?.close();
+  await site?.close();
+});
+
+async function queue(name: string, attributes: Record<string, string> = {}): Promise<string> {
+  const made = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
+  return made.QueueUrl!;
+}
+
+async function drain(url: string): Promise<{ body: string; reason?: string }[]> {
+  const got = await sqs.send(
+    new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, MessageAttributeNames: ['All'] }),
+  );
+  return (got.Messages ?? []).map((m) => ({
+    body: m.Body ?? '',
+    reason: m.MessageAttributes?.[FAILURE_REASON_ATTRIBUTE]?.StringValue,
+  }));
+}
+
+/** A real sample: the page loaded in a guarded context of real Chromium, its heading as the data. */
+function pageRunner(store: LocalRunStore, calls: { url: string; at: number }[]) {
+  return async (job: SampleJob) => {
+    calls.push({ url: job.url, at: Date.now() });
+    const policy = mergePolicy(
+      { allowPrivate: false, allowHosts: [] },
+      { allowHosts: [`127.0.0.1:${site.port}`] },
+    );
+    const session = await openSession({ browser, policy, url: job.url });
+    try {
+      const heading = await session.page.locator('h1').first().textContent({ timeout: 2000 });
+      await store.putResult({
+        tenant: job.tenant,
+        runId: job.runId,
+        sampleId: job.sampleId,
+        status: 'done',
+        reason: 'heading read',
+        data: { heading },
+        usage: {},
+        evidence: [],
+        writtenAt: new Date().toISOString(),
+      });
+    } finally {
+      await session.close();
+    }
+  };
+}
+
+async function setup(name: string, maxReceiveCount = 3) {
+  const root = await mkdtemp(join(tmpdir(), `bfn-q-${name}-`));
+  const runStore = new LocalRunStore(join(root, 'runs'));
+  const evidence = new LocalEvidenceStore(join(root, 'evidence'));
+  const calls: { url: string; at: number }[] = [];
+  const dlqUrl = await queue(`${name}-dlq`);
+  const outUrl = await queue(`${name}-out`);
+  const deps: QueueDeps = {
+    tenant: 'acme',
+    runStore,
+    evidence,
+    runSample: pageRunner(runStore, calls),
+    deadLetter: sqsDeadLetter(sqs, dlqUrl),
+    sendOutput: sqsSendOutput(sqs),
+    maxReceiveCount,
+  };
+  return { deps, runStore, calls, dlqUrl, outUrl };
+}
+
+const job = (jobId: string, paths: string[], extra: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    jobId,
+    task: { spec: { goal: 'read the heading' } },
+    urls: paths.map((p) => site.url + p),
+    ...extra,
+  });
+
+describe('queue consumer', () => {
+  it('reports only the bad message of a batch and dead-letters it with the reason', async () => {
+    const { deps, runStore, dlqUrl } = await setup('batch');
+    const response = await handleQueueBatch(
+      [
+        { messageId: 'm1', body: job('j1', ['/login.html', '/products.html']), receiveCount: 1 },
+        { messageId: 'm2', body: '{"task": {"spec": {}}, "urls": ["ftp://x"]}', receiveCount: 1 },
+        { messageId: 'm3', body: 'not json', receiveCount: 1 },
+        { messageId: 'm4', body: job('j4', ['/index.html']), receiveCount: 1 },
+      ],
+      deps,
+    );
+    expect(response.batchItemFailures).toEqual([]);
+    const j1 = await runStore.listResults('acme', 'q-j1');
+    expect(j1.map((r) => r.sampleId)).toEqual(['u001', 'u002']);
+    expect(j1.every((r) => r.status === 'done')).toBe(true);
+    expect(await runStore.listResults('acme', 'q-j4')).toHaveLength(1);
+    const dead = await drain(dlqUrl);
+    expect(dead.map((d) => d.reason).sort()).toEqual([
+      'invalid message: urls.0: must be an http(s) URL',
+      'message body is not JSON',
+    ]);
+  });
+
+  it('never writes a second result or repeats work for a redelivered message', async () => {
+    const { deps, runStore, calls, outUrl } = await setup('redeliver');
+    const body = job('same', ['/login.html', '/signup.html'], { output: { queueUrl: outUrl } });
+    for (let delivery = 1; delivery <= 4; delivery++) {
+      const res = await handleQueueBatch([{ messageId: `m${delivery}`, body, receiveCount: delivery }], deps);
+      expect(res.batchItemFailures).toEqual([]);
+    }
+    expect(calls).toHaveLength(2);
+    expect(await runStore.listResults('acme', 'q-same')).toHaveLength(2);
+    const forwarded = await drain(outUrl);
+    expect(forwarded).toHaveLength(2);
+    expect(forwarded.map((f) => JSON.parse(f.body).sampleId).sort()).toEqual(['u001', 'u002']);
+    expect(forwarded.some((f) => f.body.includes('"tenant"'))).toBe(false);
+  });
+
+  it('retries a failing message through SQS and dead-letters it after maxReceiveCount with the reason', async () => {
+    const { deps, dlqUrl } = await setup('poison', 3);
+    // Visibility outlasts a batch's work here, as QUEUE.visibilityTimeoutSeconds does on AWS.
+    const source = await queue('poison-src', { VisibilityTimeout: '3' });
+    // Port 9 on loopback is not allow-listed: the guard refuses it on every delivery.
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: source,
+        MessageBody: JSON.stringify({ jobId: 'bad', task: { spec: {} }, urls: ['http://127.0.0.1:9/'] }),
+      }),
+    );
+    await sqs.send(new SendMessageCommand({ QueueUrl: source, MessageBody: job('good', ['/login.html']) }));
+    const batches: BatchResponse[] = [];
+    await runWorker(sqs, deps, {
+      queueUrl: source,
+      waitSeconds: 1,
+      // Longer than the visibility timeout, so a retried message comes back before the worker stops.
+      stopWhenIdle: 5,
+      onBatch: (_n, r) => batches.push(r),
+    });
+    const failedDeliveries = batches.flatMap((b) => b.batchItemFailures);
+    expect(failedDeliveries).toHaveLength(2);
+    const dead = await drain(dlqUrl);
+    expect(dead).toHaveLength(1);
+    expect(dead[0]?.reason).toMatch(/^after 3 deliveries: .*block/i);
+    const left = await sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: source, AttributeNames: ['ApproximateNumberOfMessages'] }),
+    );
+    expect(left.Attributes?.ApproximateNumberOfMessages).toBe('0');
+  });
+
+  it('keeps four workers on one domain under the shared rate limit', async () => {
+    const { deps, calls } = await setup('rate');
+    const source = await queue('rate-src');
+    const rate = 4;
+    for (let m = 0; m < 8; m++)
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: source,
+          MessageBody: JSON.stringify({
+            jobId: `r${m}`,
+            task: { spec: { rateLimits: { '127.0.0.1': rate } } },
+            urls: [site.url + '/index.html', site.url + '/login.html'],
+          }),
+        }),
+      );
+    await Promise.all(
+      Array.from({ length: 4 }, () =>
+        runWorker(sqs, deps, { queueUrl: source, waitSeconds: 1, stopWhenIdle: 1 }),
+      ),
+    );
+    expect(calls).toHaveLength(16);
+    const times = calls.map((c) => c.at).sort((a, b) => a - b);
+    // In any window of one second, at most `rate` starts (+5%), after the first token of the bucket.
+    for (let i = 0; i < times.length; i++) {
+      const inWindow = times.filter((t) => t >= times[i]! && t < times[i]! + 1000).length;
+      expect(inWindow).toBeLessThanOrEqual(Math.floor(rate * 1.05) + 1);
+    }
+    const spanSeconds = (times.at(-1)! - times[0]!) / 1000;
+    expect((times.length - 1) / spanSeconds).toBeLessThanOrEqual(rate * 1.05);
+  });
+});

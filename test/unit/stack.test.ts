@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import {
+  executionArns,
+  FUNCTIONS,
+  type FunctionName,
+  grantsFor,
+  QUEUE,
+  type StackResources,
+  stateMachineGrants,
+} from '../../infra/stack.ts';
+
+const resources: StackResources = {
+  tableArn: 'arn:aws:dynamodb:eu-west-1:111122223333:table/runs',
+  bucketArn: 'arn:aws:s3:::evidence',
+  dlqArn: 'arn:aws:sqs:eu-west-1:111122223333:jobs-dlq',
+  outputQueueArn: 'arn:aws:sqs:eu-west-1:111122223333:results',
+  stateMachineArn: 'arn:aws:states:eu-west-1:111122223333:stateMachine:runs',
+  functionArns: {
+    api: 'arn:aws:lambda:eu-west-1:111122223333:function:api',
+    agentSlice: 'arn:aws:lambda:eu-west-1:111122223333:function:agent-slice',
+    discover: 'arn:aws:lambda:eu-west-1:111122223333:function:discover',
+    merge: 'arn:aws:lambda:eu-west-1:111122223333:function:merge',
+    queue: 'arn:aws:lambda:eu-west-1:111122223333:function:queue',
+  },
+};
+
+const names = Object.keys(FUNCTIONS) as FunctionName[];
+const actionsOf = (name: FunctionName) => grantsFor(name, resources).flatMap((g) => g.actions);
+
+describe('stack grants', () => {
+  it('never use wildcard actions or resources', () => {
+    for (const g of [...names.flatMap((n) => grantsFor(n, resources)), ...stateMachineGrants(resources)]) {
+      for (const a of g.actions) expect(a).not.toMatch(/\*/);
+      for (const r of g.resources) expect(r === '*' || r.endsWith(':*:*')).toBe(false);
+    }
+  });
+
+  it('give each function only the services its code calls', () => {
+    const services = (n: FunctionName) => [...new Set(actionsOf(n).map((a) => a.split(':')[0]))].sort();
+    expect(services('api')).toEqual(['dynamodb', 's3', 'states']);
+    expect(services('agentSlice')).toEqual(['dynamodb', 's3']);
+    expect(services('discover')).toEqual(['dynamodb', 's3']);
+    expect(services('merge')).toEqual(['dynamodb', 's3']);
+    expect(services('queue')).toEqual(['dynamodb', 's3', 'sqs']);
+    // Nobody deletes a table item or a stored object: results and evidence are append-only.
+    for (const n of names) expect(actionsOf(n).filter((a) => /Delete/.test(a))).toEqual([]);
+    expect(
+      grantsFor('queue', resources).find((g) => g.actions.includes('sqs:SendMessage'))?.resources,
+    ).toEqual([resources.dlqArn, resources.outputQueueArn]);
+  });
+
+  it('let the state machine invoke the run functions and not the API or the queue consumer', () => {
+    const invoke = stateMachineGrants(resources).find((g) => g.actions.includes('lambda:InvokeFunction'));
+    expect(invoke?.resources.sort()).toEqual(
+      [
+        resources.functionArns.agentSlice,
+        resources.functionArns.discover,
+        resources.functionArns.merge,
+      ].sort(),
+    );
+    expect(executionArns(resources.stateMachineArn)).toBe(
+      'arn:aws:states:eu-west-1:111122223333:execution:runs:*',
+    );
+  });
+
+  it('size functions for Chromium and keep slices inside the Lambda timeout', () => {
+    for (const n of names) {
+      const spec = FUNCTIONS[n];
+      expect(spec.timeoutSeconds).toBeLessThanOrEqual(900);
+      if (spec.browser) expect(spec.memoryMb).toBeGreaterThanOrEqual(1536);
+    }
+    const sliceMs = Number(FUNCTIONS.agentSlice.environment.BROWSERFN_SLICE_MS);
+    expect(sliceMs).toBeLessThan(FUNCTIONS.agentSlice.timeoutSeconds * 1000 - 60_000);
+    expect(QUEUE.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(FUNCTIONS.queue.timeoutSeconds * 2);
+  });
+});
