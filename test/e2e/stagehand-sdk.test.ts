@@ -1,0 +1,413 @@
+import { spawn } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import { Stagehand } from '@browserbasehq/stagehand';
+import { serve } from '@hono/node-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { z } from 'zod';
+import { createApp } from '../../lib/api/app.ts';
+import { type DebuggableBrowser, launchDebuggableBrowser } from '../../lib/api/stagehand/browser.ts';
+import { createStagehandService, type StagehandService } from '../../lib/api/stagehand/index.ts';
+import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
+import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
+import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
+import { idInPrompt } from '../support/ops-env.ts';
+
+/**
+ * The official Stagehand v3 SDK, unchanged, pointed at browserfn with the two environment
+ * variables and a browserfn key in place of a Browserbase key.
+ */
+
+let site: FixtureServer;
+let llm: ScriptedModel;
+let dbg: DebuggableBrowser;
+let service: StagehandService;
+let server: ReturnType<typeof serve>;
+let origin: string;
+let base: string;
+let a: Stagehand;
+let b: Stagehand;
+const savedEnv = { api: process.env.STAGEHAND_API_URL, bb: process.env.BROWSERBASE_BASE_URL };
+const SECRET = 'hunter2-never-to-a-model';
+
+const sdk = (apiKey: string) =>
+  new Stagehand({
+    env: 'BROWSERBASE',
+    apiKey,
+    model: { modelName: 'openai/gpt-4.1-mini', apiKey: 'sk-test' },
+    verbose: 0,
+    disablePino: true,
+    logger: () => {},
+  });
+
+beforeAll(async () => {
+  [site, llm, dbg] = await Promise.all([
+    startFixtureServer(),
+    startScriptedModel(),
+    launchDebuggableBrowser(),
+  ]);
+  const keys = new Map([
+    ['key-a', 'tenant-a'],
+    ['key-b', 'tenant-b'],
+    ['key-c', 'tenant-c'],
+  ]);
+  const policy = { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] };
+  // The server holds no model key of its own: the SDK's x-model-api-key decides.
+  const env = { OPENAI_BASE_URL: llm.openaiBaseURL, BROWSERFN_MODEL_MAX_RETRIES: '0' };
+  service = createStagehandService({
+    keys,
+    policy,
+    env,
+    debuggableBrowser: async () => dbg,
+    maxSessionsPerTenant: 2,
+  });
+  const app = createApp({ keys, policy, env, stagehand: service });
+  server = await new Promise((resolve) => {
+    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+  });
+  server.on('upgrade', (req, socket, head) => {
+    if (!service.handleUpgrade(req, socket, head)) socket.destroy();
+  });
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = `${origin}${service.prefix}`;
+  process.env.STAGEHAND_API_URL = base;
+  process.env.BROWSERBASE_BASE_URL = base;
+  a = sdk('key-a');
+  b = sdk('key-b');
+  await Promise.all([a.init(), b.init()]);
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all([a?.close(), b?.close()]);
+  await service?.close();
+  server?.close();
+  await closeGuardProxies();
+  await dbg?.browser.close();
+  await site?.close();
+  await llm?.close();
+  process.env.STAGEHAND_API_URL = savedEnv.api;
+  process.env.BROWSERBASE_BASE_URL = savedEnv.bb;
+  if (savedEnv.api === undefined) delete process.env.STAGEHAND_API_URL;
+  if (savedEnv.bb === undefined) delete process.env.BROWSERBASE_BASE_URL;
+});
+
+const call = (path: string, key: string, init: RequestInit = {}) =>
+  fetch(`${base}${path}`, {
+    ...init,
+    headers: { 'x-bb-api-key': key, 'content-type': 'application/json', ...(init.headers ?? {}) },
+  });
+
+/** A raw CDP client: what any tool handed the session's connectUrl can send. */
+async function cdpClient(url: string, headers: Record<string, string> = {}) {
+  const ws = new WebSocket(url, { headers });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  let id = 0;
+  const waiting = new Map<
+    number,
+    (m: { result?: Record<string, unknown>; error?: { message: string } }) => void
+  >();
+  ws.on('message', (d) => {
+    const m = JSON.parse(d.toString());
+    if (typeof m.id === 'number') waiting.get(m.id)?.(m);
+  });
+  return {
+    send(method: string, params: Record<string, unknown> = {}, sessionId?: string) {
+      const n = ++id;
+      ws.send(JSON.stringify({ id: n, method, params, ...(sessionId ? { sessionId } : {}) }));
+      return new Promise<{ result?: Record<string, unknown>; error?: { message: string } }>((r) =>
+        waiting.set(n, r),
+      );
+    },
+    close: () => ws.close(),
+  };
+}
+
+const connectUrlOf = async (id: string, key: string) =>
+  ((await (await call(`/v1/sessions/${id}`, key)).json()) as { connectUrl: string }).connectUrl;
+
+const pageIdsOf = (s: Stagehand) => s.context.pages().map((p) => p.mainFrameId());
+
+describe('the Stagehand SDK on browserfn', () => {
+  it('init opens a session whose CDP URL is browserfn’s authenticated proxy', async () => {
+    expect(service.registry.size()).toBe(2);
+    const connectUrl = await connectUrlOf(a.browserbaseSessionID!, 'key-a');
+    expect(connectUrl).toMatch(new RegExp(`^ws://127\\.0\\.0\\.1:\\d+${service.prefix}/cdp/`));
+    expect(connectUrl).toMatch(/token=[\w-]{40,}/);
+    expect(connectUrl).not.toContain(new URL(dbg.wsEndpoint).port);
+    expect(a.context.pages().length).toBe(1);
+  });
+
+  it('page.goto loads a fixture, and the page is reachable over the proxied CDP socket', async () => {
+    const page = a.context.pages()[0]!;
+    const response = await page.goto(`${site.url}/login.html`);
+    expect(response?.status()).toBe(200);
+    // evaluate runs over the SDK's own CDP connection, through the proxy.
+    expect(await page.evaluate(() => document.querySelector('h1')?.textContent)).toBe('Sign in to Acme');
+  });
+
+  it('act with a plain instruction resolves with zero tokens, as stagehand.metrics shows', async () => {
+    const before = await a.metrics;
+    const asked = llm.requests.length;
+    const result = await a.act('type "ada@acme.test" into the Email field');
+    expect(result.success).toBe(true);
+    expect(result.actions[0]?.method).toBe('fill');
+    expect(llm.requests.length).toBe(asked);
+    const page = a.context.pages()[0]!;
+    expect(await page.evaluate(() => (document.getElementById('email') as HTMLInputElement).value)).toBe(
+      'ada@acme.test',
+    );
+    const after = await a.metrics;
+    expect(after.actPromptTokens).toBe(before.actPromptTokens);
+  });
+
+  it('act through the model keeps a secret variable away from it', async () => {
+    llm.setHandler((r) => ({
+      json: {
+        elementId: idInPrompt(r.text, 'textbox', 'Password'),
+        method: 'fill',
+        arguments: ['%pw%'],
+        twoStep: false,
+        reason: 'the password box',
+      },
+    }));
+    const asked = llm.requests.length;
+    const result = await a.act('put the secret %pw% where the password goes', { variables: { pw: SECRET } });
+    expect(result.success).toBe(true);
+    expect(llm.requests.length).toBe(asked + 1);
+    expect(llm.requests.at(-1)?.headers.authorization).toBe('Bearer sk-test');
+    expect(JSON.stringify(llm.requests)).not.toContain(SECRET);
+    expect(JSON.stringify(result)).not.toContain(SECRET);
+    const page = a.context.pages()[0]!;
+    expect(await page.evaluate(() => (document.getElementById('password') as HTMLInputElement).value)).toBe(
+      SECRET,
+    );
+  });
+
+  it('observe returns actions that act replays with no model call', async () => {
+    llm.setHandler((r) => ({
+      json: {
+        elements: [
+          {
+            elementId: idInPrompt(r.text, 'button', 'Sign in'),
+            description: 'the Sign in button',
+            method: 'click',
+            arguments: [],
+          },
+        ],
+      },
+    }));
+    const found = await a.observe('the button that signs in');
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatchObject({ description: 'the Sign in button', method: 'click' });
+    expect(found[0]!.selector).toMatch(/^xpath=\//);
+    const asked = llm.requests.length;
+    const result = await a.act(found[0]!);
+    expect(result.success).toBe(true);
+    expect(llm.requests.length).toBe(asked);
+    const page = a.context.pages()[0]!;
+    expect(await page.evaluate(() => document.getElementById('status')?.textContent)).toBe(
+      'Signed in as ada@acme.test',
+    );
+  });
+
+  it('extract returns data in the shape of a zod schema', async () => {
+    llm.setHandler(() => ({ json: { data: { heading: 'Sign in to Acme', links: 3 }, done: true } }));
+    const data = await a.extract(
+      'the page heading and how many nav links there are',
+      z.object({
+        heading: z.string(),
+        links: z.number(),
+      }),
+    );
+    expect(data).toEqual({ heading: 'Sign in to Acme', links: 3 });
+    expect(llm.requests.at(-1)?.schemaName).toBe('extracted');
+  });
+
+  it('stagehand.metrics adds up the model calls per operation', async () => {
+    const m = await a.metrics;
+    expect(m.actPromptTokens).toBeGreaterThan(100);
+    expect(m.observePromptTokens).toBeGreaterThan(100);
+    expect(m.extractPromptTokens).toBeGreaterThan(100);
+    expect(m.actCompletionTokens).toBeGreaterThan(0);
+    expect(m.totalPromptTokens).toBe(
+      m.actPromptTokens + m.observePromptTokens + m.extractPromptTokens + m.agentPromptTokens,
+    );
+    // b made no call at all.
+    expect((await b.metrics).totalPromptTokens).toBe(0);
+  });
+
+  it('agent().execute() fails with a clear not-implemented error, never a fake success', async () => {
+    await expect(a.agent().execute('sign in and report the status line')).rejects.toThrow(/not available/);
+  });
+
+  it('refuses a guarded URL through goto', async () => {
+    const page = a.context.pages()[0]!;
+    const before = page.url();
+    // Loopback, but not on the allow-list: the scripted model's port.
+    await expect(page.goto(`${llm.url}/`)).rejects.toThrow(/Blocked request/);
+    expect(await page.evaluate(() => location.href)).toBe(before);
+  });
+
+  it('a raw CDP client sees only its session and cannot escape it', async () => {
+    const cdp = await cdpClient(await connectUrlOf(a.browserbaseSessionID!, 'key-a'));
+    try {
+      const targets = (await cdp.send('Target.getTargets')).result!.targetInfos as { targetId: string }[];
+      const ids = targets.map((t) => t.targetId).sort();
+      expect(ids).toEqual(pageIdsOf(a).sort());
+      for (const other of pageIdsOf(b)) {
+        expect(
+          (await cdp.send('Target.attachToTarget', { targetId: other, flatten: true })).error?.message,
+        ).toMatch(/not in this session's context/);
+      }
+      const attached = await cdp.send('Target.attachToTarget', { targetId: ids[0], flatten: true });
+      const sessionId = attached.result!.sessionId as string;
+      const page = a.context.pages()[0]!;
+      const at = page.url();
+      for (const url of [`${llm.url}/`, 'file:///etc/passwd', 'chrome://version', 'about:settings']) {
+        const res = await cdp.send('Page.navigate', { url }, sessionId);
+        expect(res.error?.message, url).toMatch(/browserfn: .*(Blocked request|not a web URL)/);
+      }
+      expect(await page.evaluate(() => location.href)).toBe(at);
+      for (const [method, params] of [
+        ['Target.createBrowserContext', {}],
+        ['Browser.grantPermissions', { permissions: ['geolocation'] }],
+        ['Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: '/tmp' }],
+        ['Target.attachToBrowserTarget', {}],
+        ['Tracing.start', {}],
+      ] as const) {
+        expect((await cdp.send(method, params)).error?.message, method).toMatch(/^browserfn: /);
+      }
+      expect(
+        (await cdp.send('DOM.setFileInputFiles', { files: ['/etc/passwd'], backendNodeId: 1 }, sessionId))
+          .error?.message,
+      ).toMatch(/^browserfn: /);
+      // A page it opens lands in its own context, behind the guard.
+      const created = await cdp.send('Target.createTarget', { url: 'about:blank' });
+      const newId = created.result!.targetId as string;
+      const contexts = await cdp.send('Target.getBrowserContexts');
+      expect(contexts.result!.browserContextIds).toEqual([
+        service.registry.get(a.browserbaseSessionID!, 'tenant-a')!.resources.contextId,
+      ]);
+      const info = await cdp.send('Target.getTargetInfo', { targetId: newId });
+      expect((info.result!.targetInfo as { browserContextId: string }).browserContextId).toBe(
+        (contexts.result!.browserContextIds as string[])[0],
+      );
+      expect((await cdp.send('Target.closeTarget', { targetId: newId })).result).toBeDefined();
+    } finally {
+      cdp.close();
+    }
+  });
+
+  it('a second tenant cannot reach the first one’s session or CDP socket', async () => {
+    const id = a.browserbaseSessionID!;
+    expect((await call(`/v1/sessions/${id}`, 'key-b')).status).toBe(404);
+    const act = await call(`/v1/sessions/${id}/act`, 'key-b', {
+      method: 'POST',
+      headers: { 'x-stream-response': 'true' },
+      body: JSON.stringify({ input: 'click Sign in' }),
+    });
+    expect(act.status).toBe(404);
+    expect((await call(`/v1/sessions/${id}/end`, 'key-b', { method: 'POST' })).status).toBe(404);
+    expect((await call(`/v1/sessions/${id}/replay`, 'key-b')).status).toBe(404);
+    expect(service.registry.get(id, 'tenant-a')).toBeDefined();
+
+    const urlA = await connectUrlOf(id, 'key-a');
+    const urlB = await connectUrlOf(b.browserbaseSessionID!, 'key-b');
+    const tokenB = new URL(urlB).searchParams.get('token')!;
+    const forged = new URL(urlA);
+    forged.searchParams.set('token', tokenB);
+    await expect(cdpClient(forged.toString())).rejects.toThrow(/404/);
+    await expect(cdpClient(urlA, { 'x-bb-api-key': 'key-b' })).rejects.toThrow(/404/);
+    // B's own socket shows none of A's pages.
+    const cdp = await cdpClient(urlB);
+    const targets = (await cdp.send('Target.getTargets')).result!.targetInfos as { targetId: string }[];
+    cdp.close();
+    expect(targets.map((t) => t.targetId).sort()).toEqual(pageIdsOf(b).sort());
+    for (const pageA of pageIdsOf(a)) expect(targets.map((t) => t.targetId)).not.toContain(pageA);
+  });
+
+  it('streams data: events only, ending in one finished event', async () => {
+    const res = await call(`/v1/sessions/${b.browserbaseSessionID}/observe`, 'key-b', {
+      method: 'POST',
+      headers: { 'x-stream-response': 'true' },
+      body: JSON.stringify({}),
+    });
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const chunks = (await res.text()).split('\n\n').filter(Boolean);
+    for (const c of chunks) expect(c.startsWith('data: ')).toBe(true);
+    const events = chunks.map((c) => JSON.parse(c.slice(6)));
+    const done = events.filter((e) => e.type === 'system' && ['finished', 'error'].includes(e.data.status));
+    expect(done).toHaveLength(1);
+    expect(done[0].data.status).toBe('finished');
+    expect(Array.isArray(done[0].data.result)).toBe(true);
+  });
+
+  it('answers 401 to an unknown key and 400 naming a bad field', async () => {
+    const res = await call('/v1/sessions/start', 'not-a-key', { method: 'POST', body: '{}' });
+    expect(res.status).toBe(401);
+    const bad = await call(`/v1/sessions/${b.browserbaseSessionID}/navigate`, 'key-b', {
+      method: 'POST',
+      body: JSON.stringify({ url: `${site.url}/`, options: { waitUntil: 'whenever' } }),
+    });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { message: string } }).error.message).toMatch(
+      /^options\.waitUntil/,
+    );
+  });
+
+  it('limits open sessions per tenant with a clear error', async () => {
+    const start = () => call('/v1/sessions/start', 'key-c', { method: 'POST', body: '{"modelName":"auto"}' });
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const res = await start();
+      expect(res.status).toBe(200);
+      ids.push(((await res.json()) as { data: { sessionId: string } }).data.sessionId);
+    }
+    const over = await start();
+    expect(over.status).toBe(429);
+    const body = (await over.json()) as { error: { kind: string; message: string } };
+    expect(body.error.kind).toBe('limit');
+    expect(body.error.message).toMatch(/2 open Stagehand sessions/);
+    for (const id of ids)
+      expect((await call(`/v1/sessions/${id}/end`, 'key-c', { method: 'POST' })).status).toBe(200);
+    const again = await start();
+    expect(again.status).toBe(200);
+    const last = ((await again.json()) as { data: { sessionId: string } }).data.sessionId;
+    await call(`/v1/sessions/${last}/end`, 'key-c', { method: 'POST' });
+  });
+
+  it('the release call from a killed client frees its session', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/scripts/stagehand-client.ts'], {
+      env: { ...process.env, BFN_TEST_KEY: 'key-b' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const id = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout!.on('data', (d) => {
+        out += d;
+        const m = /session (\S+)/.exec(out);
+        if (m) resolve(m[1]!);
+      });
+      child.once('exit', (code) => reject(new Error(`client exited early (${code})`)));
+    });
+    expect((await call(`/v1/sessions/${id}`, 'key-b')).status).toBe(200);
+    child.kill('SIGKILL');
+    let status = 200;
+    for (let i = 0; i < 100 && status === 200; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = (await call(`/v1/sessions/${id}`, 'key-b')).status;
+    }
+    expect(status).toBe(404);
+  }, 30_000);
+
+  it('close ends the session and frees its context', async () => {
+    const id = a.browserbaseSessionID!;
+    const { context } = service.registry.get(id, 'tenant-a')!.resources;
+    await a.close();
+    expect((await call(`/v1/sessions/${id}`, 'key-a')).status).toBe(404);
+    expect(dbg.browser.contexts()).not.toContain(context);
+  });
+});
