@@ -246,9 +246,12 @@ describe('the Stagehand SDK on browserfn', () => {
   it('refuses a guarded URL through goto', async () => {
     const page = a.context.pages()[0]!;
     const before = page.url();
-    // Loopback, but not on the allow-list: the scripted model's port.
-    await expect(page.goto(`${llm.url}/`)).rejects.toThrow(/Blocked request/);
+    // Loopback, but not on the allow-list: the fixture server's second origin, which logs every hit.
+    await expect(page.goto(`${site.crossOriginUrl}/login.html?probe=goto`)).rejects.toThrow(
+      /Blocked request/,
+    );
     expect(await page.evaluate(() => location.href)).toBe(before);
+    expect(site.hits.filter((h) => h.includes('probe='))).toEqual([]);
   });
 
   it('a raw CDP client sees only its session and cannot escape it', async () => {
@@ -266,11 +269,26 @@ describe('the Stagehand SDK on browserfn', () => {
       const sessionId = attached.result!.sessionId as string;
       const page = a.context.pages()[0]!;
       const at = page.url();
-      for (const url of [`${llm.url}/`, 'file:///etc/passwd', 'chrome://version', 'about:settings']) {
+      for (const url of [
+        `${site.crossOriginUrl}/login.html?probe=cdp`,
+        'file:///etc/passwd',
+        'chrome://version',
+        'about:settings',
+      ]) {
         const res = await cdp.send('Page.navigate', { url }, sessionId);
         expect(res.error?.message, url).toMatch(/browserfn: .*(Blocked request|not a web URL)/);
       }
       expect(await page.evaluate(() => location.href)).toBe(at);
+      // A load the page itself starts goes through the guard proxy: the loopback server never sees it.
+      await cdp.send(
+        'Runtime.evaluate',
+        { expression: `location.href = '${site.crossOriginUrl}/login.html?probe=script'` },
+        sessionId,
+      );
+      await page.waitForLoadState('domcontentloaded');
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await page.evaluate(() => document.body.textContent)).toMatch(/browserfn network guard/);
+      expect(site.hits.filter((h) => h.includes('probe='))).toEqual([]);
       for (const [method, params] of [
         ['Target.createBrowserContext', {}],
         ['Browser.grantPermissions', { permissions: ['geolocation'] }],
