@@ -414,12 +414,52 @@ describe('the Stagehand SDK on browserfn', () => {
     expect((await call(`/v1/sessions/${id}`, 'key-b')).status).toBe(200);
     child.kill('SIGKILL');
     let status = 200;
-    for (let i = 0; i < 100 && status === 200; i++) {
+    for (let i = 0; i < 300 && status === 200; i++) {
       await new Promise((r) => setTimeout(r, 100));
       status = (await call(`/v1/sessions/${id}`, 'key-b')).status;
     }
     expect(status).toBe(404);
-  }, 30_000);
+  }, 60_000);
+
+  it('disableAPI: a Browserbase-style session runs the SDK’s own pipeline over the proxied socket', async () => {
+    // Every CDP command of Stagehand's local snapshot and click goes through the filter here.
+    llm.setHandler((r) => ({
+      json: {
+        elements: [
+          {
+            elementId: /\[(\d+-\d+)\] button: Sign in/.exec(r.text)?.[1] ?? 'none',
+            description: 'Sign in',
+            method: 'click',
+            arguments: [],
+          },
+        ],
+      },
+    }));
+    const local = new Stagehand({
+      env: 'BROWSERBASE',
+      apiKey: 'key-c',
+      disableAPI: true,
+      model: { modelName: 'gpt-4.1-mini', apiKey: 'sk-test', baseURL: llm.openaiBaseURL },
+      verbose: 0,
+      disablePino: true,
+      logger: () => {},
+    });
+    await local.init();
+    try {
+      expect(service.registry.get(local.browserbaseSessionID!, 'tenant-c')).toBeDefined();
+      const page = local.context.pages()[0]!;
+      await page.goto(`${site.url}/login.html`);
+      const found = await local.observe('the sign in button');
+      expect(found[0]?.description).toBe('Sign in');
+      expect(llm.requests.at(-1)?.schemaName).toBe('Observation');
+      // Its own CDP navigation is guarded too.
+      await expect(page.goto(`${site.crossOriginUrl}/login.html?probe=local`)).rejects.toThrow(
+        /Blocked request/,
+      );
+    } finally {
+      await local.close();
+    }
+  });
 
   it('close ends the session and frees its context', async () => {
     const id = a.browserbaseSessionID!;

@@ -151,6 +151,8 @@ export function stagehandRoutes(deps: StagehandRouteDeps): Hono<Env> {
         openSessionContext(await deps.debuggableBrowser(), deps.policy, viewport),
       );
       deps.log?.({ level: 'info', msg: 'stagehand session started', session: s.id, tenant: s.tenant });
+      // A context that goes away underneath (browser crash) takes its session with it.
+      s.resources.context.once('close', () => void registry.end(s, 'browser context closed'));
       return s;
     } catch (err) {
       if (err instanceof SessionLimitError) return fail(c, 429, 'limit', err.message);
