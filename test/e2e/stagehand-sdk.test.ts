@@ -363,6 +363,21 @@ describe('the Stagehand SDK on browserfn', () => {
     expect(Array.isArray(done[0].data.result)).toBe(true);
   });
 
+  it('answers plain JSON to a client that does not ask for a stream', async () => {
+    const id = b.browserbaseSessionID;
+    const res = await call(`/v1/sessions/${id}/observe`, 'key-b', { method: 'POST', body: '{}' });
+    expect(res.status).toBe(200);
+    const json = (await res.json()) as { success: boolean; data: { result: unknown[] } };
+    expect(json.success).toBe(true);
+    expect(Array.isArray(json.data.result)).toBe(true);
+    const agent = await call(`/v1/sessions/${id}/agentExecute`, 'key-b', {
+      method: 'POST',
+      body: JSON.stringify({ agentConfig: {}, executeOptions: { instruction: 'sign in' } }),
+    });
+    expect(agent.status).toBe(501);
+    expect(((await agent.json()) as { error: { kind: string } }).error.kind).toBe('not_implemented');
+  });
+
   it('answers 401 to an unknown key and 400 naming a bad field', async () => {
     const res = await call('/v1/sessions/start', 'not-a-key', { method: 'POST', body: '{}' });
     expect(res.status).toBe(401);
