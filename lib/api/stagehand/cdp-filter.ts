@@ -121,7 +121,9 @@ export function judgeCommand(cmd: CdpCommand, state: FilterState): CommandVerdic
   if (cmd.method === 'Browser.setDownloadBehavior' || cmd.method === 'Page.setDownloadBehavior') {
     // Saying no to downloads is fine (Playwright does it when it connects); granting them is not.
     if (params.behavior !== 'deny') return refuse(`${cmd.method}: ${NEVER[cmd.method]}`);
-    return { kind: 'forward', params: { ...params, browserContextId: state.contextId } };
+    return cmd.method === 'Browser.setDownloadBehavior'
+      ? { kind: 'forward', params: { ...params, browserContextId: state.contextId } }
+      : { kind: 'forward' };
   }
   if (NEVER[cmd.method]) return refuse(`${cmd.method}: ${NEVER[cmd.method]}`);
   if (NEVER_DOMAINS.has(domain) && !BROWSER_OK.has(cmd.method))
