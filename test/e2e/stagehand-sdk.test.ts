@@ -484,3 +484,38 @@ describe('the Stagehand SDK on browserfn', () => {
     expect(dbg.browser.contexts()).not.toContain(context);
   });
 });
+
+describe('idle sessions', () => {
+  it('are ended after the idle timeout, their CDP sockets closed and contexts freed', async () => {
+    const keys = new Map([['key-idle', 'tenant-idle']]);
+    const policy = { allowPrivate: false, allowHosts: [] };
+    const idle = createStagehandService({ keys, policy, debuggableBrowser: async () => dbg, idleMs: 1_000 });
+    const app = createApp({ keys, policy, stagehand: idle });
+    const srv = await new Promise<ReturnType<typeof serve>>((resolve) => {
+      const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+    });
+    srv.on('upgrade', (req, socket, head) => {
+      if (!idle.handleUpgrade(req, socket, head)) socket.destroy();
+    });
+    const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}${idle.prefix}`;
+    try {
+      const headers = { 'x-bb-api-key': 'key-idle', 'content-type': 'application/json' };
+      const started = (await (
+        await fetch(`${url}/v1/sessions/start`, { method: 'POST', headers, body: '{"modelName":"auto"}' })
+      ).json()) as { data: { sessionId: string; cdpUrl: string } };
+      const { context } = idle.registry.get(started.data.sessionId, 'tenant-idle')!.resources;
+      const contextClosed = new Promise((r) => context.once('close', r));
+      const ws = new WebSocket(started.data.cdpUrl);
+      await new Promise((r) => ws.once('open', r));
+      const closed = new Promise<number>((r) => ws.once('close', (code) => r(code)));
+      expect(await closed).toBe(1000);
+      const res = await fetch(`${url}/v1/sessions/${started.data.sessionId}`, { headers });
+      expect(res.status).toBe(404);
+      await contextClosed;
+      expect(dbg.browser.contexts()).not.toContain(context);
+    } finally {
+      await idle.close();
+      srv.close();
+    }
+  });
+});
