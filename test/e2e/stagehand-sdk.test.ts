@@ -226,6 +226,21 @@ describe('the Stagehand SDK on browserfn', () => {
     expect(llm.requests.at(-1)?.schemaName).toBe('extracted');
   });
 
+  it('works on the page the SDK names when several are open', async () => {
+    const second = await a.context.newPage();
+    try {
+      await second.goto(`${site.url}/products.html`);
+      const onSecond = await a.observe({ page: second });
+      const names = onSecond.map((o) => o.description).join('\n');
+      expect(names).toMatch(/combobox "Sort by"/);
+      expect(names).not.toMatch(/button "Sign in"/);
+      const text = (await a.extract({ page: a.context.pages()[0]! })) as { pageText: string };
+      expect(text.pageText).toContain('Sign in to Acme');
+    } finally {
+      await second.close();
+    }
+  });
+
   it('stagehand.metrics adds up the model calls per operation', async () => {
     const m = await a.metrics;
     expect(m.actPromptTokens).toBeGreaterThan(100);
