@@ -89,7 +89,7 @@ class ProxiedConnection {
 
   private toBrowser(msg: { method: string; params?: Record<string, unknown>; sessionId?: string }): number {
     const id = this.nextId++;
-    this.upstream.send(JSON.stringify({ id, ...msg }));
+    if (this.upstream.readyState === WebSocket.OPEN) this.upstream.send(JSON.stringify({ id, ...msg }));
     return id;
   }
 
@@ -116,10 +116,18 @@ class ProxiedConnection {
       this.close('invalid JSON from client');
       return;
     }
-    if (typeof cmd.id !== 'number' || typeof cmd.method !== 'string') {
+    const badParams =
+      cmd.params !== undefined &&
+      (typeof cmd.params !== 'object' || cmd.params === null || Array.isArray(cmd.params));
+    if (
+      typeof cmd.id !== 'number' ||
+      typeof cmd.method !== 'string' ||
+      badParams ||
+      (cmd.sessionId !== undefined && typeof cmd.sessionId !== 'string')
+    ) {
       this.toClient({
         id: cmd.id,
-        error: { code: -32600, message: 'a command needs a numeric id and a method' },
+        error: { code: -32600, message: 'a command needs a numeric id, a method, and object params' },
       });
       return;
     }
