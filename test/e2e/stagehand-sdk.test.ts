@@ -404,6 +404,15 @@ describe('the Stagehand SDK on browserfn', () => {
     expect(((await bad.json()) as { error: { message: string } }).error.message).toMatch(
       /^options\.waitUntil/,
     );
+    const model = await call('/v1/sessions/start', 'key-c', {
+      method: 'POST',
+      headers: { 'x-model-api-key': 'some-key' },
+      body: JSON.stringify({ modelName: 'google/gemini-2.5-flash' }),
+    });
+    expect(model.status).toBe(400);
+    expect(((await model.json()) as { error: { message: string } }).error.message).toMatch(
+      /^modelName: .*provider/,
+    );
   });
 
   it('limits open sessions per tenant with a clear error', async () => {

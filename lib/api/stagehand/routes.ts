@@ -10,6 +10,7 @@ import type { OpDeps } from '../run-op.ts';
 import { NotImplementedError } from './agent.ts';
 import type { DebuggableBrowser } from './browser.ts';
 import { openSessionContext, pageFor, type SessionContext, targetIdOf } from './context.ts';
+import { chooseModel } from './models.ts';
 import { type CallEnv, runAct, runAgentExecute, runExtract, runNavigate, runObserve } from './ops.ts';
 import { SessionLimitError, type SessionRegistry, type StagehandSession } from './sessions.ts';
 import { type Failure, respond } from './sse.ts';
@@ -169,6 +170,15 @@ export function stagehandRoutes(deps: StagehandRouteDeps): Hono<Env> {
       const s = registry.get(resume, c.get('tenant'));
       if (!s) return fail(c, 404, 'not_found', `browserbaseSessionID: no session ${resume} for this key`);
       return c.json({ success: true, data: { sessionId: s.id, available: true, cdpUrl: connectUrl(c, s) } });
+    }
+    // A model the caller holds a key for but we cannot serve is an error now, not at the first act.
+    try {
+      await chooseModel(
+        { call: undefined, session: body.value.modelName, headerKey: c.req.header('x-model-api-key') },
+        deps,
+      );
+    } catch (err) {
+      return fail(c, 400, 'invalid', `modelName: ${(err as Error).message.replace(/^model: /, '')}`);
     }
     const viewport = body.value.browserbaseSessionCreateParams?.browserSettings?.viewport;
     const s = await open(c, body.value.modelName, viewport);
