@@ -6,7 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { z } from 'zod';
 import { createApp } from '../../lib/api/app.ts';
-import { type DebuggableBrowser, launchDebuggableBrowser } from '../../lib/api/stagehand/browser.ts';
+import {
+  connectDebuggableBrowser,
+  type DebuggableBrowser,
+  launchDebuggableBrowser,
+} from '../../lib/api/stagehand/browser.ts';
 import { createStagehandService, type StagehandService } from '../../lib/api/stagehand/index.ts';
 import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
@@ -23,7 +27,6 @@ let llm: ScriptedModel;
 let dbg: DebuggableBrowser;
 let service: StagehandService;
 let server: ReturnType<typeof serve>;
-let origin: string;
 let base: string;
 let a: Stagehand;
 let b: Stagehand;
@@ -39,6 +42,19 @@ const sdk = (apiKey: string) =>
     disablePino: true,
     logger: () => {},
   });
+
+/** Serves a Stagehand service the way `npm start` does: the hono app plus the CDP upgrade. */
+async function listen(svc: StagehandService, keys: Map<string, string>, env: Record<string, string> = {}) {
+  const policy = { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] };
+  const app = createApp({ keys, policy, env, stagehand: svc });
+  const srv = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+  });
+  srv.on('upgrade', (req, socket, head) => {
+    if (!svc.handleUpgrade(req, socket, head)) socket.destroy();
+  });
+  return { srv, url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}${svc.prefix}` };
+}
 
 beforeAll(async () => {
   [site, llm, dbg] = await Promise.all([
@@ -61,15 +77,7 @@ beforeAll(async () => {
     debuggableBrowser: async () => dbg,
     maxSessionsPerTenant: 2,
   });
-  const app = createApp({ keys, policy, env, stagehand: service });
-  server = await new Promise((resolve) => {
-    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
-  });
-  server.on('upgrade', (req, socket, head) => {
-    if (!service.handleUpgrade(req, socket, head)) socket.destroy();
-  });
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  base = `${origin}${service.prefix}`;
+  ({ srv: server, url: base } = await listen(service, keys, env));
   process.env.STAGEHAND_API_URL = base;
   process.env.BROWSERBASE_BASE_URL = base;
   a = sdk('key-a');
@@ -514,14 +522,7 @@ describe('idle sessions', () => {
     const keys = new Map([['key-idle', 'tenant-idle']]);
     const policy = { allowPrivate: false, allowHosts: [] };
     const idle = createStagehandService({ keys, policy, debuggableBrowser: async () => dbg, idleMs: 1_000 });
-    const app = createApp({ keys, policy, stagehand: idle });
-    const srv = await new Promise<ReturnType<typeof serve>>((resolve) => {
-      const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
-    });
-    srv.on('upgrade', (req, socket, head) => {
-      if (!idle.handleUpgrade(req, socket, head)) socket.destroy();
-    });
-    const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}${idle.prefix}`;
+    const { srv, url } = await listen(idle, keys);
     try {
       const headers = { 'x-bb-api-key': 'key-idle', 'content-type': 'application/json' };
       const started = (await (
@@ -542,4 +543,53 @@ describe('idle sessions', () => {
       srv.close();
     }
   });
+});
+
+describe('a remote CDP browser', () => {
+  it('hosts sessions too, each page load checked by the request-level guard', async () => {
+    // Another Chromium with a debugging port plays the remote browser (Browserbase, Steel, …).
+    const far = await launchDebuggableBrowser();
+    const remote = await connectDebuggableBrowser(far.wsEndpoint);
+    const keys = new Map([['key-r', 'tenant-r']]);
+    const policy = { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] };
+    const svc = createStagehandService({ keys, policy, debuggableBrowser: async () => remote });
+    const { srv, url } = await listen(svc, keys);
+    const saved = [process.env.STAGEHAND_API_URL, process.env.BROWSERBASE_BASE_URL];
+    process.env.STAGEHAND_API_URL = url;
+    process.env.BROWSERBASE_BASE_URL = url;
+    const sh = new Stagehand({
+      env: 'BROWSERBASE',
+      apiKey: 'key-r',
+      model: 'auto',
+      verbose: 0,
+      disablePino: true,
+      logger: () => {},
+    });
+    try {
+      await sh.init();
+      const page = sh.context.pages()[0]!;
+      await page.goto(`${site.url}/login.html`);
+      expect((await sh.act('check remember me')).success).toBe(true);
+      expect(
+        await page.evaluate(() => (document.querySelector('[name=remember]') as HTMLInputElement).checked),
+      ).toBe(true);
+      await expect(page.goto(`${site.crossOriginUrl}/login.html?probe=remote-goto`)).rejects.toThrow(
+        /Blocked request/,
+      );
+      // A load the page starts itself is stopped by the route before it leaves the browser.
+      await page.evaluate((u) => {
+        location.href = u;
+      }, `${site.crossOriginUrl}/login.html?probe=remote-script`);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(site.hits.filter((h) => h.includes('probe=remote'))).toEqual([]);
+    } finally {
+      await sh.close();
+      process.env.STAGEHAND_API_URL = saved[0];
+      process.env.BROWSERBASE_BASE_URL = saved[1];
+      await svc.close();
+      srv.close();
+      await remote.browser.close();
+      await far.browser.close();
+    }
+  }, 60_000);
 });

@@ -7,6 +7,11 @@ export interface DebuggableBrowser {
   browser: Browser;
   /** `ws://127.0.0.1:PORT/devtools/browser/…`: loopback only, never handed to a client. */
   wsEndpoint: string;
+  /**
+   * A remote browser cannot reach our guard proxy: its contexts are guarded request by request
+   * instead (Playwright routes, which do not see redirect hops; see guard-route.ts).
+   */
+  remote: boolean;
 }
 
 const freePort = () =>
@@ -44,7 +49,7 @@ export async function launchDebuggableBrowser(): Promise<DebuggableBrowser> {
       };
       // Make sure the port answering is the browser we just launched.
       if (version.webSocketDebuggerUrl && version['User-Agent']?.includes(browser.version()))
-        return { browser, wsEndpoint: version.webSocketDebuggerUrl };
+        return { browser, wsEndpoint: version.webSocketDebuggerUrl, remote: false };
       lastError = new Error(`port ${port} is answered by another browser`);
     } catch (err) {
       lastError = err;
@@ -56,12 +61,32 @@ export async function launchDebuggableBrowser(): Promise<DebuggableBrowser> {
   );
 }
 
+/**
+ * A browser someone else runs (Browserbase, Steel, a Chrome with --remote-debugging-port), by its
+ * `ws://…/devtools/browser/…` or `http://host:port` endpoint.
+ */
+export async function connectDebuggableBrowser(cdpUrl: string): Promise<DebuggableBrowser> {
+  let wsEndpoint = cdpUrl;
+  if (/^https?:/i.test(cdpUrl)) {
+    const res = await fetch(new URL('/json/version', cdpUrl));
+    const version = (await res.json()) as { webSocketDebuggerUrl?: string };
+    if (!version.webSocketDebuggerUrl) throw new Error(`${cdpUrl} does not announce a CDP WebSocket`);
+    wsEndpoint = version.webSocketDebuggerUrl;
+  }
+  const browser = await playwright.connectOverCDP(wsEndpoint, { timeout: 30_000 });
+  return { browser, wsEndpoint, remote: true };
+}
+
 let shared: Promise<DebuggableBrowser> | undefined;
 
-/** One debuggable browser per process for every Stagehand session (a context each). */
+/**
+ * One debuggable browser per process for every Stagehand session (a context each): the embedded
+ * one, or the remote browser named by `BROWSERFN_CDP_URL`.
+ */
 export function sharedDebuggableBrowser(): Promise<DebuggableBrowser> {
   if (!shared) {
-    const p = launchDebuggableBrowser().then((d) => {
+    const remote = process.env.BROWSERFN_CDP_URL;
+    const p = (remote ? connectDebuggableBrowser(remote) : launchDebuggableBrowser()).then((d) => {
       d.browser.on('disconnected', () => {
         if (shared === p) shared = undefined;
       });

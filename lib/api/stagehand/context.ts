@@ -2,6 +2,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { newJobContext, newPage } from '../../browser/context.ts';
 import type { GuardPolicy } from '../../browser/guard-policy.ts';
 import { guardProxyFor, proxyOption } from '../../browser/guard-proxy.ts';
+import { installNetworkGuard } from '../../browser/guard-route.ts';
 import type { DebuggableBrowser } from './browser.ts';
 import type { SessionResources } from './sessions.ts';
 
@@ -29,19 +30,21 @@ export async function targetIdOf(page: Page): Promise<string> {
 
 /**
  * A session's browser context: isolated, every request through the guard proxy (pages a CDP client
- * opens in it included), downloads off, one blank page for the SDK to find when it connects.
+ * opens in it included; on a remote browser, every request checked by a route), downloads off,
+ * one blank page for the SDK to find when it connects.
  */
 export async function openSessionContext(
   debuggable: DebuggableBrowser,
   policy: GuardPolicy,
   viewport?: { width: number; height: number },
 ): Promise<SessionContext> {
-  const proxy = await guardProxyFor(policy);
+  const proxy = debuggable.remote ? undefined : await guardProxyFor(policy);
   const context = await newJobContext(debuggable.browser, {
-    proxy: proxyOption(proxy),
+    ...(proxy ? { proxy: proxyOption(proxy) } : {}),
     ...(viewport ? { viewport } : {}),
   });
   try {
+    const guard = proxy ? undefined : await installNetworkGuard(context, policy);
     const page = await newPage(context);
     const cdp = await context.newCDPSession(page);
     const { targetInfo } = (await cdp.send('Target.getTargetInfo')) as {
@@ -54,7 +57,10 @@ export async function openSessionContext(
       context,
       contextId: targetInfo.browserContextId,
       wsEndpoint: debuggable.wsEndpoint,
-      release: () => context.close().catch(() => undefined),
+      release: async () => {
+        await guard?.dispose();
+        await context.close().catch(() => undefined);
+      },
     };
   } catch (err) {
     await context.close().catch(() => undefined);
