@@ -26,6 +26,7 @@ beforeAll(async () => {
   a = sdkFor('key-a');
   b = sdkFor('key-b');
   await Promise.all([a.init(), b.init()]);
+  await a.context.pages()[0]!.goto(`${env.site.url}/login.html`);
 }, 60_000);
 
 afterAll(async () => {
