@@ -17,6 +17,7 @@ import {
   ObserveRequest,
   ObserveResponse,
 } from './schemas.ts';
+import type { StagehandService } from './stagehand/index.ts';
 
 export interface AppDeps extends OpDeps {
   keys: KeyRing;
@@ -24,6 +25,8 @@ export interface AppDeps extends OpDeps {
   requestTimeoutMs?: number;
   /** Largest accepted body (default 1 MiB). */
   maxBodyBytes?: number;
+  /** Stagehand v3 API mode, mounted under its prefix (see lib/api/stagehand). */
+  stagehand?: StagehandService;
 }
 
 type Env = { Variables: { tenant: string } };
@@ -145,6 +148,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   app.notFound((c) =>
     c.json({ error: { kind: 'not_found', message: `no route ${c.req.method} ${c.req.path}` } }, 404),
   );
+
+  if (deps.stagehand) app.route(deps.stagehand.prefix, deps.stagehand.app);
 
   const run = <T>(
     c: Context<Env>,

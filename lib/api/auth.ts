@@ -95,11 +95,16 @@ export function assertKeyRing(ring: KeyRing): void {
 /** Tenant for an Authorization header, or undefined. Compares in constant time per key. */
 export function tenantFor(ring: KeyRing, header: string | undefined): string | undefined {
   const m = /^Bearer\s+(\S+)$/i.exec(header ?? '');
-  if (!m) return undefined;
-  const given = Buffer.from(m[1]!);
+  return m ? tenantForKey(ring, m[1]) : undefined;
+}
+
+/** Tenant for a bare key (the Stagehand SDK sends it as `x-bb-api-key`), or undefined. */
+export function tenantForKey(ring: KeyRing, key: string | undefined): string | undefined {
+  if (!key) return undefined;
+  const given = Buffer.from(key);
   let found: string | undefined;
-  for (const [key, tenant] of ring) {
-    const k = Buffer.from(key);
+  for (const [known, tenant] of ring) {
+    const k = Buffer.from(known);
     if (k.length === given.length && cryptoEqual(k, given)) found = tenant;
   }
   return found;

@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { policyFromEnv } from '../browser/guard-policy.ts';
-import { closeSharedBrowser, sharedBrowser } from '../browser/session.ts';
 import type { OpLog } from '../ops/types.ts';
 import { createApp } from './app.ts';
 import { keysFromEnv } from './auth.ts';
+import { closeSharedDebuggableBrowser, sharedDebuggableBrowser } from './stagehand/browser.ts';
+import { createStagehandService } from './stagehand/index.ts';
 import { localTenantCaches } from './tenant-caches.ts';
 
 export interface ServeOptions {
@@ -31,23 +32,41 @@ export async function startServer(options: ServeOptions = {}) {
   const port = options.port ?? Number(process.env.PORT ?? 8787);
   const cacheDir =
     options.cacheDir ?? process.env.BROWSERFN_CACHE_DIR ?? join(process.cwd(), '.browserfn', 'cache');
+  const policy = policyFromEnv();
   const log: OpLog = (e) => {
     if (e.level !== 'debug')
       process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...e })}\n`);
   };
-  const app = createApp({
+  const cacheFor = localTenantCaches(cacheDir, (err) =>
+    log({ level: 'warn', msg: 'action cache failed', error: String(err) }),
+  );
+  const env = process.env;
+  const stagehand = createStagehandService({
     keys,
-    policy: policyFromEnv(),
-    browser: sharedBrowser,
-    cacheFor: localTenantCaches(cacheDir, (err) =>
-      log({ level: 'warn', msg: 'action cache failed', error: String(err) }),
-    ),
+    policy,
+    cacheFor,
     log,
+    debuggableBrowser: sharedDebuggableBrowser,
+    ...(Number(env.BROWSERFN_STAGEHAND_IDLE_MS) > 0
+      ? { idleMs: Number(env.BROWSERFN_STAGEHAND_IDLE_MS) }
+      : {}),
+    ...(Number(env.BROWSERFN_STAGEHAND_MAX_SESSIONS) > 0
+      ? { maxSessionsPerTenant: Number(env.BROWSERFN_STAGEHAND_MAX_SESSIONS) }
+      : {}),
+    ...(env.BROWSERFN_PUBLIC_URL ? { publicUrl: env.BROWSERFN_PUBLIC_URL } : {}),
   });
+  // One browser for both: Stagehand sessions need its CDP port (loopback, reached only through the
+  // proxy), the stateless API only its contexts.
+  const browser = async () => (await sharedDebuggableBrowser()).browser;
+  const app = createApp({ keys, policy, browser, cacheFor, log, stagehand });
   // Warm the browser while the first caller is still typing.
-  void sharedBrowser().catch((err) => print(`browser failed to start: ${(err as Error).message}`));
+  void browser().catch((err) => print(`browser failed to start: ${(err as Error).message}`));
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: app.fetch, port, hostname: host }, () => resolve(s));
+  });
+  // The CDP proxy for Stagehand sessions is a WebSocket: hono's fetch handler never sees upgrades.
+  server.on('upgrade', (req, socket, head) => {
+    if (!stagehand.handleUpgrade(req, socket, head)) socket.destroy();
   });
   const address = server.address();
   const actualPort = typeof address === 'object' && address ? address.port : port;
@@ -58,9 +77,14 @@ export async function startServer(options: ServeOptions = {}) {
     `try: curl -s ${base}/v1/observe -H 'authorization: Bearer ${generated ?? '<your key>'}' ` +
       `-H 'content-type: application/json' -d '{"url":"https://example.com"}'`,
   );
+  print(
+    `Stagehand scripts: STAGEHAND_API_URL=${base}${stagehand.prefix} BROWSERBASE_BASE_URL=${base}${stagehand.prefix} ` +
+      `BROWSERBASE_API_KEY=${generated ?? '<your key>'}`,
+  );
   const close = async () => {
+    await stagehand.close();
     await new Promise<void>((r) => server.close(() => r()));
-    await closeSharedBrowser();
+    await closeSharedDebuggableBrowser();
   };
   return { url: base, port: actualPort, key: generated, close };
 }

@@ -67,7 +67,7 @@ export async function runWorker(client: SQSClient, deps: QueueDeps, options: Wor
         WaitTimeSeconds: options.waitSeconds ?? 5,
         MessageSystemAttributeNames: ['ApproximateReceiveCount'],
         // The older spelling, for SQS-compatible servers that only know it.
-        AttributeNames: ['ApproximateReceiveCount'],
+        AttributeNames: ['All'],
       }),
       options.signal ? { abortSignal: options.signal } : {},
     );

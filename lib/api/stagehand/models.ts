@@ -1,0 +1,55 @@
+import type { LlmClient } from '../../llm/types.ts';
+import { modelFor, type OpDeps } from '../run-op.ts';
+import type { ModelOption } from './wire.ts';
+
+export interface ModelRequest {
+  /** `options.model` of the call (or `agentConfig.model`). */
+  call: ModelOption | undefined;
+  /** `modelName` given at session start. */
+  session: string | undefined;
+  /** The `x-model-api-key` header. */
+  headerKey: string | undefined;
+}
+
+export interface ModelChoice {
+  llm: LlmClient | undefined;
+  /** One line for the call's log: which model answers and why. */
+  note: string;
+}
+
+const isAuto = (name: string | undefined) => !name || name === 'auto' || name.endsWith('/auto');
+
+/**
+ * The model for one SDK call, chosen as our own API does: the named model with the caller's key
+ * (call option, then `x-model-api-key`), or with the server's key for that provider. `"auto"`,
+ * or a named model nobody holds a key for, falls back to the server's configured model, then to
+ * no model at all (the zero-token tier answers what it can). A caller who sends a key and a model
+ * we cannot serve gets an error, not a different model.
+ */
+export async function chooseModel(req: ModelRequest, deps: OpDeps): Promise<ModelChoice> {
+  const call = typeof req.call === 'string' ? { modelName: req.call } : req.call;
+  const name = call?.modelName ?? req.session;
+  const key = call?.apiKey ?? req.headerKey;
+  if (!isAuto(name)) {
+    try {
+      const llm = await modelFor(
+        {
+          model: {
+            name: name!,
+            ...(key ? { apiKey: key } : {}),
+            ...(call?.baseURL ? { baseURL: call.baseURL } : {}),
+          },
+        },
+        deps,
+      );
+      if (llm) return { llm, note: `model ${llm.model}` };
+    } catch (err) {
+      if (key || call?.baseURL) throw err;
+    }
+  }
+  const fallback = await modelFor({}, deps);
+  const why = isAuto(name) ? `"${name ?? 'auto'}"` : `no key for ${name}`;
+  return fallback
+    ? { llm: fallback, note: `${why}: the server's model ${fallback.model}` }
+    : { llm: undefined, note: `${why} and no server model: zero-token tier only` };
+}

@@ -1,0 +1,222 @@
+import type { Page, Response as PwResponse } from 'playwright-core';
+import type { z } from 'zod';
+import { assertNavigable, NetworkBlockedError } from '../../browser/guard.ts';
+import { blockedBy } from '../../browser/navigate.ts';
+import type { Usage } from '../../llm/types.ts';
+import { act } from '../../ops/act.ts';
+import { extract } from '../../ops/extract.ts';
+import { observe } from '../../ops/observe.ts';
+import { type OpContext, OpError, type OpLog, type OpOptions } from '../../ops/types.ts';
+import type { OpDeps } from '../run-op.ts';
+import { runAgentForStagehand } from './agent.ts';
+import { navigableScheme } from './cdp-filter.ts';
+import type { SessionContext } from './context.ts';
+import { chooseModel } from './models.ts';
+import type { ReplayAction, StagehandSession } from './sessions.ts';
+import type { Emitter } from './sse.ts';
+import {
+  type ActBody,
+  type AgentExecuteBody,
+  actToSdk,
+  type ExtractBody,
+  flatVariables,
+  type NavigateBody,
+  type ObserveBody,
+  observedFromSdk,
+  observedToSdk,
+} from './wire.ts';
+
+export interface CallEnv {
+  session: StagehandSession<SessionContext>;
+  page: Page;
+  deps: OpDeps;
+  headerKey: string | undefined;
+  emit: Emitter;
+}
+
+const tokenUsage = (u: Usage | undefined): ReplayAction['tokenUsage'] => ({
+  inputTokens: u?.promptTokens ?? 0,
+  outputTokens: u?.completionTokens ?? 0,
+  reasoningTokens: 0,
+  cachedInputTokens: u?.cachedTokens ?? 0,
+  timeMs: u?.ms ?? 0,
+});
+
+function record(env: CallEnv, entry: Omit<ReplayAction, 'timestamp' | 'url'>) {
+  env.session.replay.push({ ...entry, timestamp: Date.now(), url: env.page.url() });
+  // A long-lived session must not grow without bound; metrics need only the recent calls.
+  if (env.session.replay.length > 2000) env.session.replay.shift();
+}
+
+/** Op log lines go to the SDK's logger by message only: extra fields could carry page text. */
+const opLog =
+  (emit: Emitter): OpLog =>
+  (e) => {
+    if (e.level !== 'debug') emit.log({ category: 'browserfn', message: e.msg, level: 1 });
+  };
+
+async function opContext(
+  env: CallEnv,
+  model: Parameters<typeof chooseModel>[0]['call'],
+  variables: Record<string, string> | undefined,
+  options: OpOptions,
+): Promise<OpContext> {
+  const choice = await chooseModel(
+    { call: model, session: env.session.modelName, headerKey: env.headerKey },
+    env.deps,
+  );
+  env.emit.log({ category: 'browserfn', message: choice.note, level: 2 });
+  const cache = env.deps.cacheFor?.(env.session.tenant);
+  const policy = env.deps.policy;
+  return {
+    page: env.page,
+    checkNavigation: (url) => assertNavigable(url, policy),
+    log: opLog(env.emit),
+    options,
+    ...(choice.llm ? { llm: choice.llm } : {}),
+    ...(variables ? { variables } : {}),
+    ...(cache ? { cache } : {}),
+  };
+}
+
+export async function runAct(env: CallEnv, body: z.infer<typeof ActBody>) {
+  const ctx = await opContext(env, body.options?.model, flatVariables(body.options?.variables), {});
+  const input = typeof body.input === 'string' ? body.input : observedFromSdk(body.input);
+  const instruction = typeof input === 'string' ? input : input.description;
+  try {
+    const result = await act(ctx, input);
+    record(env, {
+      method: 'act',
+      parameters: { instruction },
+      result: { success: result.success, resolvedBy: result.resolvedBy },
+      tokenUsage: tokenUsage(result.usage),
+    });
+    return actToSdk(result);
+  } catch (err) {
+    // Stagehand reports "nothing fits" as an unsuccessful act, not as an exception.
+    if (err instanceof OpError && (err.kind === 'not_found' || err.kind === 'not_actionable')) {
+      record(env, {
+        method: 'act',
+        parameters: { instruction },
+        result: { success: false },
+        tokenUsage: tokenUsage(undefined),
+      });
+      return { success: false, message: err.message, actionDescription: instruction, actions: [] };
+    }
+    throw err;
+  }
+}
+
+export async function runObserve(env: CallEnv, body: z.infer<typeof ObserveBody>) {
+  const o = body.options;
+  const ctx = await opContext(
+    env,
+    o?.model,
+    flatVariables(o?.variables),
+    o?.selector ? { selector: o.selector } : {},
+  );
+  const result = await observe(ctx, body.instruction);
+  record(env, {
+    method: 'observe',
+    parameters: { instruction: body.instruction ?? '' },
+    result: { found: result.elements.length, resolvedBy: result.resolvedBy },
+    tokenUsage: tokenUsage(result.usage),
+  });
+  return result.elements.map(observedToSdk);
+}
+
+/** Asked for a schema without words: the schema says what to read. */
+const SCHEMA_ONLY = 'Extract the data the schema describes from this page.';
+
+export async function runExtract(env: CallEnv, body: z.infer<typeof ExtractBody>) {
+  const o = body.options;
+  const ctx = await opContext(env, o?.model, undefined, o?.selector ? { selector: o.selector } : {});
+  const instruction = body.instruction?.trim() || (body.schema ? SCHEMA_ONLY : undefined);
+  const result = await extract(ctx, instruction, body.schema);
+  record(env, {
+    method: 'extract',
+    parameters: { instruction: instruction ?? '', schema: !!body.schema },
+    result: { resolvedBy: result.resolvedBy },
+    tokenUsage: tokenUsage(result.usage),
+  });
+  return result.data;
+}
+
+/** The navigation's response as the SDK rebuilds it (`SerializableResponse`), or null. */
+async function serializable(response: PwResponse | null, frameId: string | undefined) {
+  if (!response) return null;
+  return {
+    requestId: `browserfn-${Date.now().toString(36)}`,
+    ...(frameId ? { frameId } : {}),
+    loaderId: '',
+    response: {
+      url: response.url(),
+      status: response.status(),
+      statusText: response.statusText(),
+      headers: await response.allHeaders().catch(() => response.headers()),
+      mimeType: (response.headers()['content-type'] ?? '').split(';')[0] ?? '',
+      protocol: 'http/1.1',
+    },
+    finishedSettled: true,
+  };
+}
+
+export async function runNavigate(env: CallEnv, body: z.infer<typeof NavigateBody>) {
+  const { url } = body;
+  if (!navigableScheme(url)) throw new OpError('invalid', `url: ${url} is not a web URL`);
+  await assertNavigable(url, env.deps.policy);
+  let response: PwResponse | null;
+  try {
+    response = await env.page.goto(url, {
+      waitUntil: body.options?.waitUntil ?? 'domcontentloaded',
+      timeout: body.options?.timeout ?? 30_000,
+    });
+  } catch (err) {
+    const msg = (err as Error).message.split('\n')[0] ?? '';
+    if (/ERR_BLOCKED_BY_CLIENT|ERR_TUNNEL_CONNECTION_FAILED/.test(msg))
+      throw new NetworkBlockedError(url, 'blocked', `Blocked request to ${url} by the network guard`);
+    if ((err as Error).name === 'TimeoutError') throw new OpError('timeout', msg);
+    throw new OpError('navigation', `could not open ${url}: ${msg}`);
+  }
+  const refused = response ? await blockedBy(response) : undefined;
+  if (refused) throw new NetworkBlockedError(response!.url(), 'redirect', refused);
+  record(env, {
+    method: 'navigate',
+    parameters: { url },
+    result: { status: response?.status() ?? null },
+    tokenUsage: tokenUsage(undefined),
+  });
+  return serializable(response, body.frameId);
+}
+
+export async function runAgentExecute(env: CallEnv, body: z.infer<typeof AgentExecuteBody>) {
+  const choice = await chooseModel(
+    { call: body.agentConfig?.model, session: env.session.modelName, headerKey: env.headerKey },
+    env.deps,
+  );
+  const result = await runAgentForStagehand({
+    page: env.page,
+    instruction: body.executeOptions.instruction,
+    maxSteps: body.executeOptions.maxSteps,
+    systemPrompt: body.agentConfig?.systemPrompt,
+    variables: flatVariables(body.executeOptions.variables),
+    llm: choice.llm,
+    checkNavigation: (url) => assertNavigable(url, env.deps.policy),
+    log: opLog(env.emit),
+    signal: env.emit.signal,
+  });
+  const u = result.usage;
+  record(env, {
+    method: 'agent',
+    parameters: { instruction: body.executeOptions.instruction },
+    result: { success: result.success, completed: result.completed },
+    tokenUsage: {
+      inputTokens: u.input_tokens,
+      outputTokens: u.output_tokens,
+      reasoningTokens: u.reasoning_tokens ?? 0,
+      cachedInputTokens: u.cached_input_tokens ?? 0,
+      timeMs: u.inference_time_ms,
+    },
+  });
+  return result;
+}
