@@ -1,0 +1,121 @@
+import { parse } from 'csv-parse/sync';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentSliceRunner } from '../../lib/runs/agent-slice-binding.ts';
+import { runHandlers } from '../../lib/runs/handlers.ts';
+import { startLocalRun } from '../../lib/runs/local-runner.ts';
+import { verifyManifest } from '../../lib/runs/manifest-binding.ts';
+import { createRun } from '../../lib/runs/run-records.ts';
+import type { SliceRunner } from '../../lib/runs/slice-runner.ts';
+import { parseTaskSpec } from '../../lib/runs/task-spec.ts';
+import { evidenceKey } from '../../lib/store/keys.ts';
+import { startBrowser } from '../support/browser.ts';
+import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
+import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
+import { runDeps, tempStores, titleModel } from '../support/runs-env.ts';
+
+let browser: Browser;
+let site: FixtureServer;
+let llm: ScriptedModel;
+let stores: Awaited<ReturnType<typeof tempStores>>;
+
+beforeAll(async () => {
+  [browser, site, llm, stores] = await Promise.all([
+    startBrowser(),
+    startFixtureServer(),
+    startScriptedModel(),
+    tempStores(),
+  ]);
+  titleModel(llm);
+});
+afterAll(async () => {
+  await browser?.close();
+  await site?.close();
+  await llm?.close();
+  await stores?.cleanup();
+});
+
+const spec = parseTaskSpec({
+  goal: 'the product name shown as the page title',
+  outputSchema: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] },
+  requiredFields: ['title'],
+  concurrency: 2,
+});
+
+/** The real one-step agent, except that one sample's worker dies (as a killed Lambda would). */
+const crashOn = (sampleId: string): SliceRunner => ({
+  newState: agentSliceRunner.newState,
+  runSlice: (state, deps, opts) =>
+    state.sampleId === sampleId
+      ? Promise.reject(new Error('worker lost: browser process exited'))
+      : agentSliceRunner.runSlice(state, deps, opts),
+});
+
+describe('a run on the local state machine', () => {
+  it('two samples done, one failed by a crash, merge correct, evidence verifies', async () => {
+    const tenant = 'acme';
+    const input = await createRun(stores.runStore, stores.evidence, {
+      tenant,
+      spec,
+      samples: [
+        { sampleId: 'b-lamp', url: `${site.url}/products/red-lamp.html`, input: { sku: 'L-1' } },
+        { sampleId: 'a-widget', url: `${site.url}/products/blue-widget.html`, input: { sku: 'W-1' } },
+        { sampleId: 'c-crash', url: `${site.url}/products/green-chair.html`, input: { sku: 'C-1' } },
+      ],
+    });
+    expect(input.items).toEqual(['b-lamp', 'a-widget', 'c-crash']);
+    const slices: string[] = [];
+    const handlers = runHandlers(
+      runDeps(stores, browser, site, llm, {
+        slices: crashOn('c-crash'),
+        onSlice: (e) => slices.push(`${e.sampleId}:${e.status}`),
+      }),
+    );
+    const out = (await startLocalRun(input, handlers, { retryPauseMs: 1 }).result) as {
+      counts: Record<string, number>;
+    };
+    expect(out.counts).toMatchObject({ done: 2, failed: 1, pending: 0, running: 0 });
+
+    const results = await stores.runStore.listResults(tenant, input.runId);
+    expect(results.map((r) => [r.sampleId, r.status])).toEqual([
+      ['a-widget', 'done'],
+      ['b-lamp', 'done'],
+      ['c-crash', 'failed'],
+    ]);
+    expect(results[0]!.data).toEqual({ title: 'Blue Widget' });
+    expect(results[1]!.data).toEqual({ title: 'Red Lamp' });
+    expect(results[2]!.reason).toMatch(/^crashed: Error: worker lost: browser process exited/);
+    // The crash went through Catch → Record crash, not through the run: both other samples finished.
+    expect(slices.sort()).toEqual(['a-widget:done', 'b-lamp:done', 'c-crash:failed']);
+
+    const run = await stores.runStore.getRun(tenant, input.runId);
+    expect(run?.status).toBe('done');
+    const totals = run?.totals as { counts: Record<string, number>; promptTokens: number; samples: number };
+    expect(totals.samples).toBe(3);
+    expect(totals.counts.done).toBe(2);
+    // Two extract calls reached the model; the crashed sample never asked it.
+    expect(llm.requests).toHaveLength(2);
+    expect(totals.promptTokens).toBe(results.reduce((n, r) => n + Number(r.usage.promptTokens ?? 0), 0));
+    expect(totals.promptTokens).toBeGreaterThan(0);
+
+    const csv = await stores.evidence.get(evidenceKey(tenant, input.runId, 'combined.csv'));
+    const rows = parse(Buffer.from(csv!).toString('utf8'), { columns: true }) as Record<string, string>[];
+    expect(rows.map((r) => [r.sample_id, r.status, r.title])).toEqual([
+      ['a-widget', 'done', 'Blue Widget'],
+      ['b-lamp', 'done', 'Red Lamp'],
+      ['c-crash', 'failed', ''],
+    ]);
+    expect(Number(rows[0]!.prompt_tokens)).toBeGreaterThan(0);
+
+    // Each finished sample left a screenshot and an action log, all sealed in the manifest.
+    const shot = results[0]!.evidence.find((e) => e.key.endsWith('01_page.png'));
+    expect(shot?.key.startsWith('acme/')).toBe(true);
+    expect(
+      Buffer.from((await stores.evidence.get(shot!.key))!)
+        .subarray(1, 4)
+        .toString(),
+    ).toBe('PNG');
+    const check = await verifyManifest(stores.evidence, tenant, input.runId, run?.manifestHead);
+    expect(check).toEqual({ ok: true, entries: 6 });
+  });
+});

@@ -1,0 +1,54 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { mergePolicy } from '../../lib/browser/guard-policy.ts';
+import { createLlmClient } from '../../lib/llm/client.ts';
+import { agentSliceRunner } from '../../lib/runs/agent-slice-binding.ts';
+import type { RunDeps } from '../../lib/runs/handlers.ts';
+import type { SliceRunner } from '../../lib/runs/slice-runner.ts';
+import { LocalEvidenceStore } from '../../lib/store/local-evidence-store.ts';
+import { LocalRunStore } from '../../lib/store/local-run-store.ts';
+import type { FixtureServer } from './fixture-server.ts';
+import type { RecordedRequest, ScriptedModel } from './llm-server.ts';
+import { modelConfig } from './ops-env.ts';
+
+/** Stores in a fresh temp folder. */
+export async function tempStores(prefix = 'bfn-runs-') {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  return {
+    dir,
+    runStore: new LocalRunStore(join(dir, 'runs')),
+    evidence: new LocalEvidenceStore(join(dir, 'evidence')),
+    cleanup: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
+/** The page's h1 as the model would read it from the prompt's outline. */
+export function headingIn(req: RecordedRequest): string | undefined {
+  return /h1: ([^\n[]+)/.exec(req.text)?.[1]?.trim();
+}
+
+/** A model that answers every extract with the page's heading as `title`. */
+export function titleModel(llm: ScriptedModel): void {
+  llm.setHandler((req) => ({ json: { data: { title: headingIn(req) ?? null }, done: true } }));
+}
+
+export function runDeps(
+  stores: { runStore: RunDeps['runStore']; evidence: RunDeps['evidence'] },
+  browser: Browser,
+  site: FixtureServer,
+  llm: ScriptedModel,
+  extra: Partial<RunDeps> & { slices?: SliceRunner } = {},
+): RunDeps {
+  return {
+    runStore: stores.runStore,
+    evidence: stores.evidence,
+    slices: agentSliceRunner,
+    browser: async () => browser,
+    policy: mergePolicy({ allowPrivate: false, allowHosts: [] }, { allowHosts: [`127.0.0.1:${site.port}`] }),
+    llmFor: async () => createLlmClient(modelConfig(llm, 'openai')),
+    sliceBudgetMs: 60_000,
+    ...extra,
+  };
+}
