@@ -42,6 +42,8 @@ export interface RunDeps {
   /** Storage-state files on this machine may be read (the CLI); API callers name store keys only. */
   allowAuthFiles?: boolean;
   log?: SliceDeps['log'];
+  /** Progress: called when a slice starts working on a sample. */
+  onSliceStart?: (sampleId: string) => void;
   /** Progress: called when a slice ends. */
   onSlice?: (event: { sampleId: string; status: SampleStatus; final: boolean }) => void;
 }
@@ -173,6 +175,7 @@ export function runHandlers(deps: RunDeps) {
       if (run.status === 'queued') await deps.runStore.updateRun(tenant, runId, { status: 'running' });
       if (attempts > spec.maxSlices) throw new Error(`sample did not end within ${spec.maxSlices} slices`);
       const deadline = Date.now() + budget;
+      deps.onSliceStart?.(sampleId);
       await pace(deps, spec, state.url, deadline);
       const storageState = await authState(deps, tenant, spec);
       const llm = await deps.llmFor(spec.model);
