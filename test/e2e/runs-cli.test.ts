@@ -1,0 +1,136 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
+import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
+import { headingIn } from '../support/runs-env.ts';
+
+let site: FixtureServer;
+let llm: ScriptedModel;
+let dir: string;
+/** When the model answered which page (by its heading). */
+const answered: { title: string; at: number }[] = [];
+
+const SLUGS = Array.from({ length: 10 }, (_, i) => `item-${String.fromCharCode(97 + i)}`);
+const titleOf = (slug: string) => slug.replace(/-/g, ' ').replace(/\b\w/g, (c) => c.toUpperCase());
+
+beforeAll(async () => {
+  [site, llm] = await Promise.all([startFixtureServer(), startScriptedModel()]);
+  dir = await mkdtemp(join(tmpdir(), 'bfn-runs-cli-'));
+  // Slow enough that a kill lands mid-run.
+  llm.setHandler((req) => {
+    const title = headingIn(req) ?? '';
+    answered.push({ title, at: Date.now() });
+    return { delayMs: 250, reply: { json: { data: { title }, done: true } } };
+  });
+  await writeFile(
+    join(dir, 'spec.json'),
+    JSON.stringify({
+      goal: 'the product name',
+      outputSchema: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] },
+      requiredFields: ['title'],
+    }),
+  );
+  await writeFile(
+    join(dir, 'samples.csv'),
+    ['sample_id,url,note', ...SLUGS.map((s) => `${s},${site.url}/products/${s}.html,"n, ${s}"`)].join('\n'),
+  );
+});
+afterAll(async () => {
+  await site?.close();
+  await llm?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const env = () => ({
+  PATH: process.env.PATH,
+  HOME: process.env.HOME,
+  TMPDIR: process.env.TMPDIR,
+  OPENAI_API_KEY: 'sk-test',
+  OPENAI_BASE_URL: llm.openaiBaseURL,
+  BROWSERFN_MODEL: 'openai/gpt-4.1-mini',
+});
+
+function start(args: string[]): { child: ChildProcess; stdout: () => string; exit: Promise<number | null> } {
+  // Its own process group, so a kill takes its Chromium down with it, as a machine loss would.
+  const child = spawn(process.execPath, ['bin/browserfn.js', ...args], { env: env(), detached: true });
+  let out = '';
+  child.stdout!.on('data', (b: Buffer) => {
+    out += b.toString();
+  });
+  child.stderr!.on('data', (b: Buffer) => {
+    out += b.toString();
+  });
+  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return { child, stdout: () => out, exit };
+}
+
+async function until<T>(fn: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const resultsDir = (runId: string) => join(dir, '.browserfn', 'runs', 'local', runId, 'results');
+async function results(runId: string): Promise<Map<string, string>> {
+  const names = await readdir(resultsDir(runId)).catch(() => [] as string[]);
+  const out = new Map<string, string>();
+  for (const n of names.filter((n) => n.endsWith('.json'))) out.set(n, await readFile(join(resultsDir(runId), n), 'utf8'));
+  return out;
+}
+
+/** Runs the CLI until `atLeast` results exist, then SIGKILLs it and its browser. */
+async function runAndKill(args: string[], atLeast: number, runId?: string): Promise<string> {
+  const p = start(args);
+  const id = runId ?? (await until(async () => /run (\S+) started/.exec(p.stdout())?.[1]));
+  await until(async () => ((await results(id)).size >= atLeast ? true : undefined));
+  process.kill(-p.child.pid!, 'SIGKILL');
+  await p.exit;
+  return id;
+}
+
+describe('browserfn run: SIGKILL, then resume', () => {
+  it('killed twice mid-run and resumed: every sample has exactly one result, nothing redone, hashes verify', async () => {
+    const out = ['--out', dir, '--concurrency', '2'];
+    const runId = await runAndKill(['run', '--task', join(dir, 'spec.json'), '--input', join(dir, 'samples.csv'), ...out], 3);
+    const afterFirst = await results(runId);
+    const firstKill = Date.now();
+    expect(afterFirst.size).toBeGreaterThanOrEqual(3);
+    expect(afterFirst.size).toBeLessThan(SLUGS.length);
+
+    await runAndKill(['run', '--resume', runId, ...out], afterFirst.size + 2, runId);
+    const afterSecond = await results(runId);
+    const secondKill = Date.now();
+
+    const last = start(['run', '--resume', runId, ...out]);
+    expect(await last.exit).toBe(0);
+    expect(last.stdout()).toContain(`run ${runId} done: ${SLUGS.length} done`);
+
+    const final = await results(runId);
+    expect([...final.keys()].sort()).toEqual(SLUGS.map((s) => `${s}.json`));
+    // Results written before a kill were kept as they were, not written again.
+    for (const [name, body] of afterFirst) expect(final.get(name)).toBe(body);
+    for (const [name, body] of afterSecond) expect(final.get(name)).toBe(body);
+    // And their pages were not worked on again after the kill.
+    const doneBefore = (m: Map<string, string>) =>
+      [...m.values()].map((b) => (JSON.parse(b) as { data: { title: string } }).data.title);
+    const askedAfter = (t: number) => answered.filter((a) => a.at > t + 300).map((a) => a.title);
+    for (const title of doneBefore(afterFirst)) expect(askedAfter(firstKill)).not.toContain(title);
+    for (const title of doneBefore(afterSecond)) expect(askedAfter(secondKill)).not.toContain(title);
+
+    const csv = await readFile(join(dir, 'evidence', 'local', `run_${runId}`, 'combined.csv'), 'utf8');
+    const rows = parse(csv, { columns: true }) as Record<string, string>[];
+    expect(rows.map((r) => [r.sample_id, r.status, r.title])).toEqual(SLUGS.map((s) => [s, 'done', titleOf(s)]));
+
+    const verify = start(['verify', runId, '--out', dir]);
+    expect(await verify.exit).toBe(0);
+    expect(verify.stdout()).toMatch(new RegExp(`^ok: ${SLUGS.length * 2 + 2} evidence files match`));
+  }, 180_000);
+});
