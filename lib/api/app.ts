@@ -8,6 +8,7 @@ import { OpError } from '../ops/types.ts';
 import { type KeyRing, tenantFor } from './auth.ts';
 import { toErrorResponse } from './errors.ts';
 import { type OpDeps, withPage } from './run-op.ts';
+import { type RunsApiDeps, registerRunRoutes } from './runs.ts';
 import {
   ActRequest,
   ActResponse,
@@ -24,6 +25,8 @@ export interface AppDeps extends OpDeps {
   requestTimeoutMs?: number;
   /** Largest accepted body (default 1 MiB). */
   maxBodyBytes?: number;
+  /** The runs API (/v1/runs…); absent: those routes answer 404. */
+  runs?: RunsApiDeps;
 }
 
 type Env = { Variables: { tenant: string } };
@@ -194,5 +197,6 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
       return c.json(result as never, 200);
     },
   );
+  if (deps.runs) registerRunRoutes(app, deps.runs);
   return app;
 }

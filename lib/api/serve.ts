@@ -5,8 +5,11 @@ import { policyFromEnv } from '../browser/guard-policy.ts';
 import { closeSharedBrowser, sharedBrowser } from '../browser/session.ts';
 import { ActionCache } from '../ops/cache.ts';
 import { LocalCacheStore } from '../store/local-cache.ts';
+import { LocalEvidenceStore } from '../store/local-evidence-store.ts';
+import { LocalRunStore } from '../store/local-run-store.ts';
 import { createApp } from './app.ts';
 import { keysFromEnv } from './auth.ts';
+import { localRunsApi } from './runs-local.ts';
 
 export interface ServeOptions {
   port?: number;
@@ -34,7 +37,19 @@ export async function startServer(options: ServeOptions = {}) {
   const cacheDir =
     options.cacheDir ?? process.env.BROWSERFN_CACHE_DIR ?? join(process.cwd(), '.browserfn', 'cache');
   const caches = new Map<string, ActionCache>();
+  const log = (e: { level: string; msg: string }) => {
+    if (e.level !== 'debug')
+      process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...e })}\n`);
+  };
+  const policy = policyFromEnv();
   const app = createApp({
+    runs: localRunsApi({
+      runStore: new LocalRunStore(join(process.cwd(), '.browserfn', 'runs')),
+      evidence: new LocalEvidenceStore(join(process.cwd(), 'evidence')),
+      browser: sharedBrowser,
+      policy,
+      log,
+    }),
     keys,
     policy: policyFromEnv(),
     browser: sharedBrowser,

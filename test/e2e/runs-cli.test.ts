@@ -82,7 +82,8 @@ const resultsDir = (runId: string) => join(dir, '.browserfn', 'runs', 'local', r
 async function results(runId: string): Promise<Map<string, string>> {
   const names = await readdir(resultsDir(runId)).catch(() => [] as string[]);
   const out = new Map<string, string>();
-  for (const n of names.filter((n) => n.endsWith('.json'))) out.set(n, await readFile(join(resultsDir(runId), n), 'utf8'));
+  for (const n of names.filter((n) => n.endsWith('.json')))
+    out.set(n, await readFile(join(resultsDir(runId), n), 'utf8'));
   return out;
 }
 
@@ -99,7 +100,10 @@ async function runAndKill(args: string[], atLeast: number, runId?: string): Prom
 describe('browserfn run: SIGKILL, then resume', () => {
   it('killed twice mid-run and resumed: every sample has exactly one result, nothing redone, hashes verify', async () => {
     const out = ['--out', dir, '--concurrency', '2'];
-    const runId = await runAndKill(['run', '--task', join(dir, 'spec.json'), '--input', join(dir, 'samples.csv'), ...out], 3);
+    const runId = await runAndKill(
+      ['run', '--task', join(dir, 'spec.json'), '--input', join(dir, 'samples.csv'), ...out],
+      3,
+    );
     const afterFirst = await results(runId);
     const firstKill = Date.now();
     expect(afterFirst.size).toBeGreaterThanOrEqual(3);
@@ -127,7 +131,9 @@ describe('browserfn run: SIGKILL, then resume', () => {
 
     const csv = await readFile(join(dir, 'evidence', 'local', `run_${runId}`, 'combined.csv'), 'utf8');
     const rows = parse(csv, { columns: true }) as Record<string, string>[];
-    expect(rows.map((r) => [r.sample_id, r.status, r.title])).toEqual(SLUGS.map((s) => [s, 'done', titleOf(s)]));
+    expect(rows.map((r) => [r.sample_id, r.status, r.title])).toEqual(
+      SLUGS.map((s) => [s, 'done', titleOf(s)]),
+    );
 
     const verify = start(['verify', runId, '--out', dir]);
     expect(await verify.exit).toBe(0);

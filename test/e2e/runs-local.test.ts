@@ -1,6 +1,7 @@
 import { parse } from 'csv-parse/sync';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
 import { agentSliceRunner } from '../../lib/runs/agent-slice-binding.ts';
 import { runHandlers } from '../../lib/runs/handlers.ts';
 import { startLocalRun } from '../../lib/runs/local-runner.ts';
@@ -29,6 +30,7 @@ beforeAll(async () => {
   titleModel(llm);
 });
 afterAll(async () => {
+  await closeGuardProxies();
   await browser?.close();
   await site?.close();
   await llm?.close();
