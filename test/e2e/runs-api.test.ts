@@ -217,7 +217,9 @@ describe('runs API', () => {
       const cancel = await call('POST', `/v1/runs/${id}/cancel`);
       expect(cancel.status).toBe(202);
       const cancelled = await waitFor(id, ['cancelled']);
-      expect(cancelled.totals.counts.pending + cancelled.totals.counts.running).toBeGreaterThan(0);
+      expect((cancelled.totals.counts.pending ?? 0) + (cancelled.totals.counts.running ?? 0)).toBeGreaterThan(
+        0,
+      );
       modelDelayMs = 0;
       expect((await call('POST', `/v1/runs/${id}/resume`)).status).toBe(202);
       const done = await waitFor(id, ['done']);
