@@ -142,18 +142,19 @@ describe('runs API', () => {
       ['outside', 'failed', ''],
     ]);
 
-    const png = await call('GET', `/v1/runs/${runId}/evidence/samples/lamp/01_page.png`);
-    expect(png.status).toBe(200);
-    expect(png.headers.get('content-type')).toBe('image/png');
+    const shot = await call('GET', `/v1/runs/${runId}/evidence/samples/lamp/01_page.jpg`);
+    expect(shot.status).toBe(200);
+    expect(shot.headers.get('content-type')).toBe('image/jpeg');
+    // JPEG starts with FF D8 FF.
     expect(
-      Buffer.from(await png.arrayBuffer())
-        .subarray(1, 4)
-        .toString(),
-    ).toBe('PNG');
+      Buffer.from(await shot.arrayBuffer())
+        .subarray(0, 3)
+        .toString('hex'),
+    ).toBe('ffd8ff');
     expect((await call('GET', `/v1/runs/${runId}/evidence/samples/lamp/..%2F..%2Frun.json`)).status).toBe(
       400,
     );
-    expect((await call('GET', `/v1/runs/${runId}/evidence/samples/lamp/none.png`)).status).toBe(404);
+    expect((await call('GET', `/v1/runs/${runId}/evidence/samples/lamp/none.jpg`)).status).toBe(404);
   });
 
   it('another tenant cannot see, read or cancel the run: 404 everywhere', async () => {
@@ -162,7 +163,7 @@ describe('runs API', () => {
       ['GET', `/v1/runs/${runId}/results?format=json`],
       ['GET', `/v1/runs/${runId}/results?format=csv`],
       ['GET', `/v1/runs/${runId}/report`],
-      ['GET', `/v1/runs/${runId}/evidence/samples/lamp/01_page.png`],
+      ['GET', `/v1/runs/${runId}/evidence/samples/lamp/01_page.jpg`],
       ['POST', `/v1/runs/${runId}/cancel`],
       ['POST', `/v1/runs/${runId}/resume`],
     ] as const) {

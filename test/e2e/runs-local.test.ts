@@ -110,14 +110,42 @@ describe('a run on the local state machine', () => {
     expect(Number(rows[0]!.prompt_tokens)).toBeGreaterThan(0);
 
     // Each finished sample left a screenshot and an action log, all sealed in the manifest.
-    const shot = results[0]!.evidence.find((e) => e.key.endsWith('01_page.png'));
+    const shot = results[0]!.evidence.find((e) => e.key.endsWith('01_page.jpg'));
     expect(shot?.key.startsWith('acme/')).toBe(true);
     expect(
       Buffer.from((await stores.evidence.get(shot!.key))!)
-        .subarray(1, 4)
-        .toString(),
-    ).toBe('PNG');
+        .subarray(0, 3)
+        .toString('hex'),
+    ).toBe('ffd8ff');
     const check = await verifyManifest(stores.evidence, tenant, input.runId, run?.manifestHead);
     expect(check).toEqual({ ok: true, entries: 6 });
+  });
+
+  it('a Lambda service error is retried: the sample continues and ends done, with one result', async () => {
+    const tenant = 'acme';
+    let calls = 0;
+    const flaky: SliceRunner = {
+      newState: agentSliceRunner.newState,
+      runSlice: (state, deps, opts) => {
+        calls++;
+        if (calls === 1) {
+          const err = new Error('Rate exceeded');
+          err.name = 'Lambda.TooManyRequestsException';
+          return Promise.reject(err);
+        }
+        return agentSliceRunner.runSlice(state, deps, opts);
+      },
+    };
+    const input = await createRun(stores.runStore, stores.evidence, {
+      tenant,
+      spec,
+      samples: [{ sampleId: 'only', url: `${site.url}/products/blue-widget.html`, input: {} }],
+    });
+    const handlers = runHandlers(runDeps(stores, browser, site, llm, { slices: flaky }));
+    await startLocalRun(input, handlers, { retryPauseMs: 1 }).result;
+    expect(calls).toBe(2);
+    const results = await stores.runStore.listResults(tenant, input.runId);
+    expect(results.map((r) => [r.sampleId, r.status])).toEqual([['only', 'done']]);
+    expect((await stores.runStore.getSample(tenant, input.runId, 'only'))?.attempts).toBe(2);
   });
 });

@@ -24,6 +24,12 @@ describe('run state machine (ASL)', () => {
     });
   }
 
+  it('the validator does catch a broken definition (a loop to a state that does not exist)', () => {
+    const asl = runStateMachine({ mode: 'local', functions: LOCAL_FUNCTIONS });
+    (loopOf(asl)[STATE.ended] as { Default: string }).Default = 'Nowhere';
+    expect(validator(structuredClone(asl)).isValid).toBe(false);
+  });
+
   it('plan is optional: the Choice goes to Plan only when the input has a prompt', () => {
     const states = statesOf(runStateMachine({ mode: 'local', functions: LOCAL_FUNCTIONS }));
     expect(states[STATE.planChoice]).toMatchObject({
