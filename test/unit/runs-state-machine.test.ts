@@ -26,7 +26,7 @@ describe('run state machine (ASL)', () => {
 
   it('the validator does catch a broken definition (a loop to a state that does not exist)', () => {
     const asl = runStateMachine({ mode: 'local', functions: LOCAL_FUNCTIONS });
-    (loopOf(asl)[STATE.ended] as { Default: string }).Default = 'Nowhere';
+    loopOf(asl)[STATE.ended]!.Default = 'Nowhere';
     expect(validator(structuredClone(asl)).isValid).toBe(false);
   });
 
