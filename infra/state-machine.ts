@@ -151,8 +151,8 @@ export function runStateMachine(o: StateMachineOptions): Asl {
         Comment: 'One model call: prompt → task spec + samples (saved as generated_task_spec.json).',
         Resource: o.functions.plan,
         TimeoutSeconds: 300,
-        // The plan replaces the input with the run's input (ids, concurrency, items or their S3 key).
-        ResultPath: '$',
+        // No ResultPath: the plan's output (ids, concurrency, items or their S3 key) replaces the input.
+        // (An explicit "$" means the same in ASL, but aws-local-stepfunctions 3 mishandles it.)
         Retry: [serviceRetry(4)],
         Next: STATE.samples,
       },

@@ -13,7 +13,7 @@ import { evidenceKey } from '../../lib/store/keys.ts';
 import { startBrowser } from '../support/browser.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
-import { runDeps, tempStores, titleModel } from '../support/runs-env.ts';
+import { headingIn, runDeps, tempStores, titleModel } from '../support/runs-env.ts';
 
 let browser: Browser;
 let site: FixtureServer;
@@ -147,5 +147,54 @@ describe('a run on the local state machine', () => {
     const results = await stores.runStore.listResults(tenant, input.runId);
     expect(results.map((r) => [r.sampleId, r.status])).toEqual([['only', 'done']]);
     expect((await stores.runStore.getSample(tenant, input.runId, 'only'))?.attempts).toBe(2);
+  });
+
+  it('--prompt: the Plan state makes the spec and samples in one model call, then the run goes on', async () => {
+    const tenant = 'planner';
+    llm.setHandler((req) =>
+      req.schemaName === 'run_plan'
+        ? {
+            json: {
+              goal: 'read the product name',
+              fields: [{ name: 'title', type: 'string', description: 'product name' }],
+              requiredFields: ['title'],
+              keywords: ['product'],
+              maxSteps: 3,
+              expectedItems: null,
+              samples: [
+                { sample_id: 'kettle', url: `${site.url}/products/steel-kettle.html` },
+                { sample_id: 'mug', url: `${site.url}/products/tall-mug.html` },
+              ],
+            },
+          }
+        : { json: { data: { title: headingIn(req) ?? null }, done: true } },
+    );
+    try {
+      const input = await createRun(stores.runStore, stores.evidence, {
+        tenant,
+        prompt: 'Get the product names of the steel kettle and the tall mug pages',
+        concurrency: 2,
+      });
+      expect(input).toMatchObject({ prompt: expect.any(String) });
+      expect(input.items).toBeUndefined();
+      await startLocalRun(input, runHandlers(runDeps(stores, browser, site, llm))).result;
+      const planRequests = llm.requests.filter((r) => r.schemaName === 'run_plan');
+      expect(planRequests).toHaveLength(1);
+      expect(planRequests[0]!.text).toContain('steel kettle and the tall mug');
+      const generated = JSON.parse(
+        Buffer.from(
+          (await stores.evidence.get(evidenceKey(tenant, input.runId, 'generated_task_spec.json')))!,
+        ).toString(),
+      );
+      expect(generated.spec).toMatchObject({ goal: 'read the product name', maxSteps: 3, concurrency: 2 });
+      const results = await stores.runStore.listResults(tenant, input.runId);
+      expect(results.map((r) => [r.sampleId, r.status, r.data])).toEqual([
+        ['kettle', 'done', { title: 'Steel Kettle' }],
+        ['mug', 'done', { title: 'Tall Mug' }],
+      ]);
+      expect((await stores.runStore.getRun(tenant, input.runId))?.status).toBe('done');
+    } finally {
+      titleModel(llm);
+    }
   });
 });
