@@ -97,21 +97,22 @@ async function runAndKill(args: string[], atLeast: number, runId?: string): Prom
   return id;
 }
 
-describe('browserfn run: SIGKILL, then resume', () => {
-  it('killed twice mid-run and resumed: every sample has exactly one result, nothing redone, hashes verify', async () => {
+describe('browserfn run: SIGKILL, then resume; verify', () => {
+  it('killed three times mid-run and resumed: every sample has exactly one result, nothing redone, hashes verify', async () => {
     const out = ['--out', dir, '--concurrency', '2'];
-    const runId = await runAndKill(
-      ['run', '--task', join(dir, 'spec.json'), '--input', join(dir, 'samples.csv'), ...out],
-      3,
-    );
-    const afterFirst = await results(runId);
-    const firstKill = Date.now();
-    expect(afterFirst.size).toBeGreaterThanOrEqual(3);
-    expect(afterFirst.size).toBeLessThan(SLUGS.length);
-
-    await runAndKill(['run', '--resume', runId, ...out], afterFirst.size + 2, runId);
-    const afterSecond = await results(runId);
-    const secondKill = Date.now();
+    const first = ['run', '--task', join(dir, 'spec.json'), '--input', join(dir, 'samples.csv'), ...out];
+    const runId = await runAndKill(first, 3);
+    // What had been written at each kill, and when the kill happened.
+    const kills: { at: number; written: Map<string, string> }[] = [
+      { at: Date.now(), written: await results(runId) },
+    ];
+    for (let i = 0; i < 2; i++) {
+      const before = kills.at(-1)!.written.size;
+      expect(before).toBeLessThan(SLUGS.length);
+      await runAndKill(['run', '--resume', runId, ...out], before + 2, runId);
+      kills.push({ at: Date.now(), written: await results(runId) });
+    }
+    expect(kills.at(-1)!.written.size).toBeLessThan(SLUGS.length);
 
     const last = start(['run', '--resume', runId, ...out]);
     expect(await last.exit).toBe(0);
@@ -119,15 +120,14 @@ describe('browserfn run: SIGKILL, then resume', () => {
 
     const final = await results(runId);
     expect([...final.keys()].sort()).toEqual(SLUGS.map((s) => `${s}.json`));
-    // Results written before a kill were kept as they were, not written again.
-    for (const [name, body] of afterFirst) expect(final.get(name)).toBe(body);
-    for (const [name, body] of afterSecond) expect(final.get(name)).toBe(body);
-    // And their pages were not worked on again after the kill.
-    const doneBefore = (m: Map<string, string>) =>
-      [...m.values()].map((b) => (JSON.parse(b) as { data: { title: string } }).data.title);
-    const askedAfter = (t: number) => answered.filter((a) => a.at > t + 300).map((a) => a.title);
-    for (const title of doneBefore(afterFirst)) expect(askedAfter(firstKill)).not.toContain(title);
-    for (const title of doneBefore(afterSecond)) expect(askedAfter(secondKill)).not.toContain(title);
+    for (const kill of kills) {
+      // Results written before a kill were kept as they were, not written again…
+      for (const [name, body] of kill.written) expect(final.get(name)).toBe(body);
+      // …and their pages were not worked on again afterwards.
+      const asked = answered.filter((a) => a.at > kill.at + 300).map((a) => a.title);
+      for (const body of kill.written.values())
+        expect(asked).not.toContain((JSON.parse(body) as { data: { title: string } }).data.title);
+    }
 
     const csv = await readFile(join(dir, 'evidence', 'local', `run_${runId}`, 'combined.csv'), 'utf8');
     const rows = parse(csv, { columns: true }) as Record<string, string>[];
@@ -138,5 +138,16 @@ describe('browserfn run: SIGKILL, then resume', () => {
     const verify = start(['verify', runId, '--out', dir]);
     expect(await verify.exit).toBe(0);
     expect(verify.stdout()).toMatch(new RegExp(`^ok: ${SLUGS.length * 2 + 2} evidence files match`));
-  }, 180_000);
+
+    // Change one screenshot by a byte: verify names it and fails.
+    const shot = join(dir, 'evidence', 'local', `run_${runId}`, 'samples', 'item-c', '01_page.jpg');
+    const bytes = await readFile(shot);
+    bytes[bytes.length - 3] = (bytes[bytes.length - 3]! + 1) % 256;
+    await writeFile(shot, bytes);
+    const tampered = start(['verify', runId, '--out', dir]);
+    expect(await tampered.exit).toBe(1);
+    expect(tampered.stdout()).toMatch(
+      /^TAMPERED: entry \d+ \(local\/run_[^/]+\/samples\/item-c\/01_page\.jpg\): file edited/,
+    );
+  }, 240_000);
 });
