@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { parse } from 'csv-parse/sync';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -195,6 +197,77 @@ describe('a run on the local state machine', () => {
       expect((await stores.runStore.getRun(tenant, input.runId))?.status).toBe('done');
     } finally {
       titleModel(llm);
+    }
+  });
+
+  it('auth profile from the store signs every sample in, in its own context; rate limit paces the host', async () => {
+    const tenant = 'acme';
+    // A page that greets the user its cookie names, and notes when each page load came in.
+    const hits: number[] = [];
+    const echo = http.createServer((req, res) => {
+      hits.push(Date.now());
+      const user = /(?:^|; )user=(\w+)/.exec(req.headers.cookie ?? '')?.[1] ?? 'guest';
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<!doctype html><title>Account</title><h1>Welcome ${user}</h1>`);
+    });
+    await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
+    const host = `127.0.0.1:${(echo.address() as AddressInfo).port}`;
+    try {
+      await stores.evidence.put(
+        `${tenant}/profiles/ada.json`,
+        JSON.stringify({
+          cookies: [
+            {
+              name: 'user',
+              value: 'ada',
+              domain: '127.0.0.1',
+              path: '/',
+              expires: -1,
+              httpOnly: false,
+              secure: false,
+              sameSite: 'Lax',
+            },
+          ],
+          origins: [],
+        }),
+      );
+      const deps = runDeps(stores, browser, site, llm, {
+        policy: { allowPrivate: false, allowHosts: [host] },
+      });
+      const signedIn = await createRun(stores.runStore, stores.evidence, {
+        tenant,
+        spec: parseTaskSpec({
+          ...spec,
+          concurrency: 4,
+          authProfile: { key: 'profiles/ada.json' },
+          rateLimits: { [host]: { ratePerSecond: 4 } },
+        }),
+        samples: [1, 2, 3, 4].map((i) => ({
+          sampleId: `acct${i}`,
+          url: `http://${host}/account/${i}`,
+          input: {},
+        })),
+      });
+      await startLocalRun(signedIn, runHandlers(deps)).result;
+      const results = await stores.runStore.listResults(tenant, signedIn.runId);
+      expect(results.map((r) => r.data)).toEqual([1, 2, 3, 4].map(() => ({ title: 'Welcome ada' })));
+      // Four workers at once, one host at 4 per second: the loads came in paced, not together.
+      const gaps = hits.slice(1).map((t, i) => t - hits[i]!);
+      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(150);
+      expect(hits.at(-1)! - hits[0]!).toBeGreaterThanOrEqual(600);
+
+      // A run without the profile shares nothing with the one before: its contexts start signed out.
+      const guest = await createRun(stores.runStore, stores.evidence, {
+        tenant,
+        spec,
+        samples: [{ sampleId: 'guest', url: `http://${host}/account/5`, input: {} }],
+      });
+      await startLocalRun(guest, runHandlers(deps)).result;
+      expect((await stores.runStore.getResult(tenant, guest.runId, 'guest'))?.data).toEqual({
+        title: 'Welcome guest',
+      });
+    } finally {
+      echo.close();
     }
   });
 });
