@@ -93,8 +93,41 @@ function parseStart(
   return { spec, samples };
 }
 
+type Registry = { registerPath(route: Record<string, unknown>): void };
+
+/** The runs routes in /openapi.json (the handlers below validate on their own). */
+function documentRoutes(registry: Registry): void {
+  const error = { description: 'error', content: { 'application/json': { schema: { type: 'object' } } } };
+  const id = { params: z.object({ id: z.string().describe('run id') }) };
+  const doc = (method: string, path: string, summary: string, extra: Record<string, unknown> = {}) =>
+    registry.registerPath({
+      method,
+      path,
+      summary,
+      security: [{ bearer: [] }],
+      responses: { 200: { description: 'ok' }, 202: { description: 'accepted' }, 400: error, 404: error },
+      ...extra,
+    });
+  doc('post', '/v1/runs', 'Start a run: spec + samples (list or CSV text), or a prompt to plan from', {
+    request: { body: { content: { 'application/json': { schema: StartBody } }, required: true } },
+  });
+  doc('get', '/v1/runs/{id}', 'Run status with counts, tokens and cost so far', { request: id });
+  doc('get', '/v1/runs/{id}/results', 'Results as JSON or as combined CSV (?format=csv)', {
+    request: { ...id, query: z.object({ format: z.enum(['json', 'csv']).optional() }) },
+  });
+  doc('get', '/v1/runs/{id}/report', 'The self-contained HTML report', { request: id });
+  doc('get', '/v1/runs/{id}/evidence/{path}', 'One evidence file (a redirect to a presigned URL on S3)', {
+    request: { params: z.object({ id: z.string(), path: z.string() }) },
+  });
+  doc('post', '/v1/runs/{id}/cancel', 'Cancel a run; unfinished samples stay resumable', { request: id });
+  doc('post', '/v1/runs/{id}/resume', 'Resume: finished samples are skipped, the rest continue', {
+    request: id,
+  });
+}
+
 export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
   const { runStore, evidence } = deps;
+  if ('openAPIRegistry' in app) documentRoutes(app.openAPIRegistry as Registry);
 
   app.post('/v1/runs', async (c) => {
     let raw: unknown;

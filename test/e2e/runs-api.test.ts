@@ -157,6 +157,13 @@ describe('runs API', () => {
     expect((await call('GET', `/v1/runs/${runId}/evidence/samples/lamp/none.jpg`)).status).toBe(404);
   });
 
+  it('the runs routes are in /openapi.json', async () => {
+    const doc = (await (await fetch(`${base}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(['/v1/runs', '/v1/runs/{id}', '/v1/runs/{id}/results', '/v1/runs/{id}/cancel']),
+    );
+  });
+
   it('another tenant cannot see, read or cancel the run: 404 everywhere', async () => {
     for (const [method, path] of [
       ['GET', `/v1/runs/${runId}`],
