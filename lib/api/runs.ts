@@ -216,7 +216,12 @@ export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
     if (!(await runStore.getRun(tenant, runId))) return notFound(c, runId);
     const marker = '/evidence/';
     const rest = c.req.path.slice(c.req.path.indexOf(marker) + marker.length);
-    const parts = rest.split('/').map((p) => decodeURIComponent(p));
+    let parts: string[];
+    try {
+      parts = rest.split('/').map((p) => decodeURIComponent(p));
+    } catch {
+      return invalid(c, 'evidence path: not a valid URL-encoded path', 'path');
+    }
     if (parts.some((p) => p === '' || p === '.' || p === '..' || p.startsWith('.') || p.includes('\\')))
       return invalid(c, 'evidence path: relative file path inside the run', 'path');
     const key = runEvidencePrefix(tenant, runId) + parts.join('/');

@@ -59,6 +59,8 @@ async function specFrom(flags: Flags, concurrency: number | undefined): Promise<
 }
 
 async function samplesFrom(flags: Flags): Promise<Sample[]> {
+  if (typeof flags.input === 'string' && typeof flags.url === 'string')
+    throw new UsageError('give the samples once: --input samples.csv or --url URL, not both');
   try {
     if (typeof flags.input === 'string')
       return samplesFromCsv(await readText(flags.input, '--input'), flags.input);

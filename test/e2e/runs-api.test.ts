@@ -155,6 +155,7 @@ describe('runs API', () => {
       400,
     );
     expect((await call('GET', `/v1/runs/${runId}/evidence/samples/lamp/none.jpg`)).status).toBe(404);
+    expect((await call('GET', `/v1/runs/${runId}/evidence/samples/%E0%A4%A`)).status).toBe(400);
   });
 
   it('the runs routes are in /openapi.json', async () => {

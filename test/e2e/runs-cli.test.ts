@@ -150,4 +150,43 @@ describe('browserfn run: SIGKILL, then resume; verify', () => {
       /^TAMPERED: entry \d+ \(local\/run_[^/]+\/samples\/item-c\/01_page\.jpg\): file edited/,
     );
   }, 240_000);
+
+  it('bad input: one line naming the problem, exit 2, no run started', async () => {
+    await writeFile(join(dir, 'bad.csv'), 'sample_id,url\nok,http://127.0.0.1/\nbad,file:///etc/passwd\n');
+    const cases: [string[], RegExp][] = [
+      [
+        ['run', '--input', join(dir, 'samples.csv')],
+        /give --task spec\.json, --prompt "…" or --resume RUN_ID/,
+      ],
+      [
+        ['run', '--task', join(dir, 'spec.json'), '--input', join(dir, 'bad.csv')],
+        /bad\.csv line 3, column 2 \(url\)/,
+      ],
+      [
+        [
+          'run',
+          '--task',
+          join(dir, 'spec.json'),
+          '--input',
+          join(dir, 'samples.csv'),
+          '--url',
+          'http://a.test/',
+        ],
+        /not both/,
+      ],
+      [['run', '--resume', 'no-such-run', '--out', join(dir, 'empty')], /--resume: no run "no-such-run"/],
+      [['run', '--task', join(dir, 'nope.json'), '--url', 'http://a.test/'], /--task: cannot read/],
+    ];
+    const runs = await Promise.all(
+      cases.map(async ([args]) => {
+        const p = start([...args, ...(args.includes('--out') ? [] : ['--out', join(dir, 'bad-input')])]);
+        return { code: await p.exit, out: p.stdout() };
+      }),
+    );
+    runs.forEach(({ code, out }, i) => {
+      expect(code).toBe(2);
+      expect(out.split('\n')[0]).toMatch(cases[i]![1]);
+    });
+    expect(await readdir(join(dir, 'bad-input')).catch(() => [])).toEqual([]);
+  });
 });
