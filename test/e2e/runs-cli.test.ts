@@ -139,6 +139,12 @@ describe('browserfn run: SIGKILL, then resume; verify', () => {
     expect(await verify.exit).toBe(0);
     expect(verify.stdout()).toMatch(new RegExp(`^ok: ${SLUGS.length * 2 + 2} evidence files match`));
 
+    const report = start(['report', runId, '--out', dir]);
+    expect(await report.exit).toBe(0);
+    const html = await readFile(report.stdout().trim(), 'utf8');
+    expect(html.match(/<tr class="sample"/g)).toHaveLength(SLUGS.length);
+    expect(html.match(/<img alt="01_page\.jpg" src="data:image\/jpeg;base64,/g)).toHaveLength(SLUGS.length);
+
     // Change one screenshot by a byte: verify names it and fails.
     const shot = join(dir, 'evidence', 'local', `run_${runId}`, 'samples', 'item-c', '01_page.jpg');
     const bytes = await readFile(shot);
