@@ -35,6 +35,8 @@ export function localRunsApi(o: LocalRunsOptions): RunsApiDeps {
     runStore: o.runStore,
     evidence: o.evidence,
     launch: async (input) => {
+      // Marked here, before any slice runs, so a cancel right after the start is never overwritten.
+      await o.runStore.updateRun(input.tenant, input.runId, { status: 'running' });
       const execution = startLocalRun(input, handlers);
       execution.result.catch(async (err: Error) => {
         o.log?.({ level: 'warn', msg: 'run failed', runId: input.runId, error: err.message });

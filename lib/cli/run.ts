@@ -150,6 +150,7 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
       });
     },
   });
+  await runStore.updateRun(CLI_TENANT, input.runId, { status: 'running' });
   const execution = startLocalRun(input, handlers);
   const stop = () => {
     view.stop();

@@ -172,7 +172,6 @@ export function runHandlers(deps: RunDeps) {
     } else {
       const attempts = sample.attempts + 1;
       await deps.runStore.updateSample(tenant, runId, sampleId, { status: 'running', attempts });
-      if (run.status === 'queued') await deps.runStore.updateRun(tenant, runId, { status: 'running' });
       if (attempts > spec.maxSlices) throw new Error(`sample did not end within ${spec.maxSlices} slices`);
       const deadline = Date.now() + budget;
       deps.onSliceStart?.(sampleId);
@@ -237,7 +236,6 @@ export function runHandlers(deps: RunDeps) {
     await deps.runStore.putSamples(
       sampleRecords(e.tenant, e.runId, planned.samples, new Date().toISOString()),
     );
-    await deps.runStore.updateRun(e.tenant, e.runId, { status: 'running' });
     const ids = (await deps.runStore.listSamples(e.tenant, e.runId)).map((s) => s.sampleId);
     return executionInput(deps.evidence, e.tenant, e.runId, planned.spec.concurrency, ids, deps.items);
   }
