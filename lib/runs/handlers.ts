@@ -113,11 +113,23 @@ async function writeResultFromState(deps: RunDeps, s: SliceState): Promise<void>
   });
 }
 
+/** A caught error's Cause: Lambda sends `{"errorMessage": …}` as JSON text, the local runner plain text. */
+export function crashMessage(cause: string): string {
+  let text = cause;
+  try {
+    const parsed = JSON.parse(cause) as { errorMessage?: unknown };
+    if (typeof parsed?.errorMessage === 'string') text = parsed.errorMessage;
+  } catch {
+    // Plain text.
+  }
+  return (text.split('\n')[0] ?? '').slice(0, 500);
+}
+
 export function runHandlers(deps: RunDeps) {
   const budget = deps.sliceBudgetMs ?? 540_000;
 
   async function recordCrash(e: z.infer<typeof SliceEvent>): Promise<SliceOutput> {
-    const cause = (e.crash?.Cause ?? '').split('\n')[0]?.slice(0, 500);
+    const cause = crashMessage(e.crash?.Cause ?? '');
     const reason = `crashed: ${e.crash?.Error ?? 'Error'}${cause ? `: ${cause}` : ''}`;
     const checkpoint = await deps.runStore.loadCheckpoint(e.tenant, e.runId, e.sampleId);
     const s = checkpoint?.state as unknown as SliceState | undefined;

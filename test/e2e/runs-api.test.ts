@@ -240,6 +240,34 @@ describe('runs API', () => {
     }
   });
 
+  it('a cancel right after the start sticks: the slice already working finishes, the run stays cancelled', async () => {
+    modelDelayMs = 300;
+    try {
+      const samples = ['x1', 'x2', 'x3'].map((id) => ({
+        sample_id: id,
+        url: `${site.url}/products/${id}.html`,
+      }));
+      const res = await call('POST', '/v1/runs', { spec: { ...spec, concurrency: 1 }, samples });
+      const id = ((await res.json()) as { runId: string }).runId;
+      expect((await call('POST', `/v1/runs/${id}/cancel`)).status).toBe(202);
+      // Wait until no sample is being worked on any more.
+      for (let i = 0; i < 200; i++) {
+        const list = await stores.runStore.listSamples('tenant-a', id);
+        if (!list.some((s) => s.status === 'running')) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const run = (await (await call('GET', `/v1/runs/${id}`)).json()) as {
+        status: string;
+        totals: { counts: Record<string, number> };
+      };
+      expect(run.status).toBe('cancelled');
+      expect(run.totals.counts.pending).toBeGreaterThanOrEqual(2);
+      expect((await call('POST', `/v1/runs/${id}/cancel`)).status).toBe(202);
+    } finally {
+      modelDelayMs = 0;
+    }
+  });
+
   it('the report opens in Chromium with the rows, counts, screenshots and a working status filter', async () => {
     const res = await call('GET', `/v1/runs/${runId}/report`);
     expect(res.headers.get('content-type')).toMatch(/text\/html/);

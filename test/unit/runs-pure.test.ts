@@ -1,6 +1,7 @@
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import { ProgressTally } from '../../lib/cli/progress.ts';
+import { crashMessage } from '../../lib/runs/handlers.ts';
 import { combinedCsv, totalsOf } from '../../lib/runs/merge.ts';
 import { specFromPlan } from '../../lib/runs/planner.ts';
 import { sampleFromUrl, samplesFromCsv, samplesFromList } from '../../lib/runs/samples.ts';
@@ -241,5 +242,17 @@ describe('progress', () => {
     expect(t.line(60_000)).toBe(
       '4/10 · done 3 · failed 1 · running 0 · 2.0 pages/min · 120 tokens · $0.0010 · ETA 180s',
     );
+  });
+});
+
+describe('crash reasons', () => {
+  it('reads the message out of a Lambda error Cause, keeps plain text, one line', () => {
+    expect(
+      crashMessage(
+        JSON.stringify({ errorType: 'Error', errorMessage: 'browser closed\nat x', stackTrace: ['a'] }),
+      ),
+    ).toBe('browser closed');
+    expect(crashMessage('Task timed out after 600.00 seconds')).toBe('Task timed out after 600.00 seconds');
+    expect(crashMessage('x'.repeat(900))).toHaveLength(500);
   });
 });
