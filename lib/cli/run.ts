@@ -11,7 +11,13 @@ import { sharedBrowser } from '../browser/session.ts';
 import { agentSliceRunner } from '../runs/agent-slice-binding.ts';
 import { runHandlers } from '../runs/handlers.ts';
 import { startLocalRun } from '../runs/local-runner.ts';
-import { createRun, type ExecutionInput, RunNotFound, resumeInput } from '../runs/run-records.ts';
+import {
+  createRun,
+  type ExecutionInput,
+  GENERATED_SPEC,
+  RunNotFound,
+  resumeInput,
+} from '../runs/run-records.ts';
 import { type Sample, SamplesError, sampleFromUrl, samplesFromCsv } from '../runs/samples.ts';
 import { parseTaskSpec, SpecError, type TaskSpec } from '../runs/task-spec.ts';
 import { evidenceKey } from '../store/keys.ts';
@@ -176,6 +182,8 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
       .join(', ')}`,
   );
   out(`combined.csv: ${evidence.pathOf(evidenceKey(CLI_TENANT, input.runId, 'combined.csv'))}`);
+  if (typeof run?.spec.prompt === 'string')
+    out(`planned spec: ${evidence.pathOf(evidenceKey(CLI_TENANT, input.runId, GENERATED_SPEC))}`);
   const bad =
     (counts.failed ?? 0) + (counts.needs_review ?? 0) + (counts.pending ?? 0) + (counts.running ?? 0);
   return run?.status === 'done' && bad === 0 ? 0 : 1;

@@ -21,7 +21,7 @@ import { createRun } from '../../lib/runs/run-records.ts';
 import { parseTaskSpec } from '../../lib/runs/task-spec.ts';
 import { startScriptedModel } from '../support/llm-server.ts';
 import { modelConfig } from '../support/ops-env.ts';
-import { headingIn, tempStores } from '../support/runs-env.ts';
+import { finishWith, headingIn, tempStores } from '../support/runs-env.ts';
 import { percentile, round, table } from './lib/report.ts';
 
 const SIZES = (process.env.BENCH_SIZES ?? '100,1000').split(',').map(Number);
@@ -93,7 +93,7 @@ async function main() {
   await new Promise<void>((r) => pages.listen(0, '127.0.0.1', r));
   const origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
   const llm = await startScriptedModel({
-    handler: (req) => ({ json: { data: { name: headingIn(req) ?? null }, done: true } }),
+    handler: (req) => finishWith({ name: headingIn(req) ?? null }),
   });
   const browser = await launchBrowser();
   const spec = parseTaskSpec({

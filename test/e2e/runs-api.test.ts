@@ -11,7 +11,7 @@ import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
 import { startBrowser } from '../support/browser.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
-import { headingIn, tempStores } from '../support/runs-env.ts';
+import { finishWith, headingIn, tempStores } from '../support/runs-env.ts';
 
 let browser: Browser;
 let site: FixtureServer;
@@ -29,7 +29,7 @@ beforeAll(async () => {
     tempStores('bfn-runs-api-'),
   ]);
   llm.setHandler((req) => {
-    const reply = { json: { data: { title: headingIn(req) ?? null }, done: true } };
+    const reply = finishWith({ title: headingIn(req) ?? null });
     return modelDelayMs ? { delayMs: modelDelayMs, reply } : reply;
   });
   const policy = { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] };

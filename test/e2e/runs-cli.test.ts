@@ -6,7 +6,7 @@ import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
-import { headingIn } from '../support/runs-env.ts';
+import { finishWith, headingIn } from '../support/runs-env.ts';
 
 let site: FixtureServer;
 let llm: ScriptedModel;
@@ -24,7 +24,7 @@ beforeAll(async () => {
   llm.setHandler((req) => {
     const title = headingIn(req) ?? '';
     answered.push({ title, at: Date.now() });
-    return { delayMs: 250, reply: { json: { data: { title }, done: true } } };
+    return { delayMs: 250, reply: finishWith({ title }) };
   });
   await writeFile(
     join(dir, 'spec.json'),
@@ -137,7 +137,12 @@ describe('browserfn run: SIGKILL, then resume; verify', () => {
 
     const verify = start(['verify', runId, '--out', dir]);
     expect(await verify.exit).toBe(0);
-    expect(verify.stdout()).toMatch(new RegExp(`^ok: ${SLUGS.length * 2 + 2} evidence files match`));
+    const files =
+      [...final.values()].reduce(
+        (n, b) => n + (JSON.parse(b) as { evidence: unknown[] }).evidence.length,
+        0,
+      ) + 2;
+    expect(verify.stdout()).toMatch(new RegExp(`^ok: ${files} evidence files match`));
 
     const report = start(['report', runId, '--out', dir]);
     expect(await report.exit).toBe(0);

@@ -10,7 +10,7 @@ import type { SliceRunner } from '../../lib/runs/slice-runner.ts';
 import { LocalEvidenceStore } from '../../lib/store/local-evidence-store.ts';
 import { LocalRunStore } from '../../lib/store/local-run-store.ts';
 import type { FixtureServer } from './fixture-server.ts';
-import type { RecordedRequest, ScriptedModel } from './llm-server.ts';
+import type { RecordedRequest, ScriptedModel, ScriptedReply } from './llm-server.ts';
 import { modelConfig } from './ops-env.ts';
 
 /** Stores in a fresh temp folder. */
@@ -29,9 +29,17 @@ export function headingIn(req: RecordedRequest): string | undefined {
   return /h1: ([^\n[]+)/.exec(req.text)?.[1]?.trim();
 }
 
-/** A model that answers every extract with the page's heading as `title`. */
+/**
+ * The model's answer that ends a sample with `data`: the one place that knows the reply shape of the
+ * agent's step (today the one-step binding's extract reply; the agent's own `done` when it lands).
+ */
+export function finishWith(data: Record<string, unknown>): ScriptedReply {
+  return { json: { data, done: true } };
+}
+
+/** A model that ends every sample with the page's heading as `title`. */
 export function titleModel(llm: ScriptedModel): void {
-  llm.setHandler((req) => ({ json: { data: { title: headingIn(req) ?? null }, done: true } }));
+  llm.setHandler((req) => finishWith({ title: headingIn(req) ?? null }));
 }
 
 export function runDeps(
