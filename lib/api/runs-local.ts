@@ -6,7 +6,7 @@ import type { Browser } from 'playwright-core';
 import type { GuardPolicy } from '../browser/guard-policy.ts';
 import { agentSliceRunner } from '../runs/agent-slice-binding.ts';
 import { runHandlers } from '../runs/handlers.ts';
-import { abortLocalRun, startLocalRun } from '../runs/local-runner.ts';
+import { abortLocalRun, isLocalRunActive, startLocalRun } from '../runs/local-runner.ts';
 import type { EvidenceStore, RunStore } from '../store/ports.ts';
 import { modelFor } from './run-op.ts';
 import type { RunsApiDeps } from './runs.ts';
@@ -48,6 +48,7 @@ export function localRunsApi(o: LocalRunsOptions): RunsApiDeps {
           .catch(() => undefined);
       });
     },
+    isActive: async (tenant, runId) => isLocalRunActive(tenant, runId),
     stop: async (tenant, runId) => {
       // The merged files then show what was finished when the run was cancelled.
       if (abortLocalRun(tenant, runId)) await handlers.merge({ tenant, runId });

@@ -24,6 +24,8 @@ export interface RunsApiDeps {
   evidence: EvidenceStore;
   /** Starts the state machine for this input (locally in the background, or an AWS execution). */
   launch(input: ExecutionInput): Promise<void>;
+  /** Whether an execution of the run is under way (a second one would only duplicate work). */
+  isActive?(tenant: string, runId: string): Promise<boolean>;
   /** Stops a running execution, if this deployment can (the run is marked cancelled either way). */
   stop?(tenant: string, runId: string): Promise<void>;
   items?: ItemsLocation;
@@ -252,6 +254,9 @@ export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
   app.post('/v1/runs/:id/resume', async (c) => {
     const tenant = c.get('tenant');
     const runId = c.req.param('id');
+    if (!(await runStore.getRun(tenant, runId))) return notFound(c, runId);
+    if (await deps.isActive?.(tenant, runId))
+      return c.json({ error: { kind: 'conflict', message: `run ${runId} is still running` } }, 409);
     try {
       const input = await resumeInput(runStore, evidence, tenant, runId, {}, deps.items);
       await deps.launch(input);

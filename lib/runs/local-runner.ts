@@ -90,3 +90,8 @@ export function abortLocalRun(tenant: string, runId: string): boolean {
   handle.abort();
   return true;
 }
+
+/** Whether this process is executing the run right now. */
+export function isLocalRunActive(tenant: string, runId: string): boolean {
+  return running.has(`${tenant}\n${runId}`);
+}

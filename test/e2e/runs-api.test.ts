@@ -223,6 +223,10 @@ describe('runs API', () => {
       const id = ((await res.json()) as { runId: string }).runId;
       for (let i = 0; i < 100 && !(await stores.runStore.listResults('tenant-a', id)).length; i++)
         await new Promise((r) => setTimeout(r, 50));
+      // Resuming a run that is still going would only do its work twice.
+      const again = await call('POST', `/v1/runs/${id}/resume`);
+      expect(again.status).toBe(409);
+      expect(((await again.json()) as { error: { kind: string } }).error.kind).toBe('conflict');
       const cancel = await call('POST', `/v1/runs/${id}/cancel`);
       expect(cancel.status).toBe(202);
       const cancelled = await waitFor(id, ['cancelled']);
