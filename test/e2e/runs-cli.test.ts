@@ -200,4 +200,35 @@ describe('browserfn run: SIGKILL, then resume; verify', () => {
     });
     expect(await readdir(join(dir, 'bad-input')).catch(() => [])).toEqual([]);
   });
+
+  it('on a terminal the progress is a live bar with counts, pages/min, tokens, cost and ETA', async () => {
+    await writeFile(
+      join(dir, 'two.csv'),
+      ['sample_id,url', ...['tty-a', 'tty-b'].map((s) => `${s},${site.url}/products/${s}.html`)].join('\n'),
+    );
+    const args = [
+      'run',
+      '--task',
+      join(dir, 'spec.json'),
+      '--input',
+      join(dir, 'two.csv'),
+      '--out',
+      join(dir, 'tty'),
+    ];
+    // `script` gives the CLI a pseudo-terminal, as a user's shell would.
+    const command = [process.execPath, 'bin/browserfn.js', ...args].map((a) => `'${a}'`).join(' ');
+    const child = spawn('script', ['-qec', command, '/dev/null'], { env: { ...env(), TERM: 'xterm' } });
+    let out = '';
+    child.stdout!.on('data', (b: Buffer) => {
+      out += b.toString();
+    });
+    const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+    expect(code).toBe(0);
+    expect(out).toMatch(
+      /█+░*\s+\d\/2 \| done \d failed 0 running \d \| [\d.]+ pages\/min \| \d+ tokens \| USD [\d.]+ \| ETA/,
+    );
+    expect(out).toMatch(/█{10,} 2\/2 \| done 2 failed 0/);
+    // The plain per-sample lines are for logs, not for a terminal.
+    expect(out).not.toMatch(/tty-a: done — /);
+  });
 });
