@@ -95,6 +95,15 @@ export function parseTaskSpec(value: unknown): TaskSpec {
     throw new SpecError('task spec outputSchema: must describe an object (type "object")', [
       { path: 'outputSchema', message: 'must describe an object' },
     ]);
+  if (schema) {
+    // Checked now, not on every sample: a schema no validator can use would fail them all.
+    try {
+      z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
+    } catch (err) {
+      const message = `not a usable JSON Schema (${(err as Error).message.split('\n')[0]})`;
+      throw new SpecError(`task spec outputSchema: ${message}`, [{ path: 'outputSchema', message }]);
+    }
+  }
   return parsed.data;
 }
 

@@ -34,6 +34,9 @@ describe('task spec', () => {
     expect(() => parseTaskSpec({ goal: 'x', outputSchema: { type: 'array' } })).toThrow(
       /outputSchema: must describe an object/,
     );
+    expect(() =>
+      parseTaskSpec({ goal: 'x', outputSchema: { type: 'object', properties: { a: { type: 'strin' } } } }),
+    ).toThrow(/outputSchema: not a usable JSON Schema \(Unsupported type: strin\)/);
   });
 
   it('has a JSON Schema with the fields a planner or a client fills', () => {
