@@ -48,7 +48,6 @@ export const SERVICE_ERRORS = [
   'Lambda.SdkClientException',
   'Lambda.TooManyRequestsException',
   'Lambda.ClientExecutionTimeoutException',
-  'States.Runtime',
 ];
 
 const serviceRetry = (maxAttempts: number) => ({
