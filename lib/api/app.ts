@@ -8,6 +8,7 @@ import { OpError } from '../ops/types.ts';
 import { assertKeyRing, type KeyRing, tenantFor } from './auth.ts';
 import { toErrorResponse } from './errors.ts';
 import { type OpDeps, withPage } from './run-op.ts';
+import { type RunsApiDeps, registerRunRoutes } from './runs.ts';
 import {
   ActRequest,
   ActResponse,
@@ -27,6 +28,8 @@ export interface AppDeps extends OpDeps {
   maxBodyBytes?: number;
   /** Stagehand v3 API mode, mounted under its prefix (see lib/api/stagehand). */
   stagehand?: StagehandService;
+  /** The runs API (/v1/runs…); absent: those routes answer 404. */
+  runs?: RunsApiDeps;
 }
 
 type Env = { Variables: { tenant: string } };
@@ -200,5 +203,6 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
       return c.json(result as never, 200);
     },
   );
+  if (deps.runs) registerRunRoutes(app, deps.runs);
   return app;
 }

@@ -3,8 +3,10 @@ import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { policyFromEnv } from '../browser/guard-policy.ts';
 import type { OpLog } from '../ops/types.ts';
+import { storesFromEnv } from '../store/config.ts';
 import { createApp } from './app.ts';
 import { keysFromEnv } from './auth.ts';
+import { localRunsApi } from './runs-local.ts';
 import { closeSharedDebuggableBrowser, sharedDebuggableBrowser } from './stagehand/browser.ts';
 import { createStagehandService } from './stagehand/index.ts';
 import { localTenantCaches } from './tenant-caches.ts';
@@ -58,7 +60,9 @@ export async function startServer(options: ServeOptions = {}) {
   // One browser for both: Stagehand sessions need its CDP port (loopback, reached only through the
   // proxy), the stateless API only its contexts.
   const browser = async () => (await sharedDebuggableBrowser()).browser;
-  const app = createApp({ keys, policy, browser, cacheFor, log, stagehand });
+  const stores = storesFromEnv();
+  const runs = localRunsApi({ runStore: stores.runs, evidence: stores.evidence, browser, policy, log });
+  const app = createApp({ keys, policy, browser, cacheFor, log, stagehand, runs });
   // Warm the browser while the first caller is still typing.
   void browser().catch((err) => print(`browser failed to start: ${(err as Error).message}`));
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {

@@ -1,4 +1,5 @@
 import { intFlag, parse, UsageError } from './args.ts';
+import { REPORT_USAGE, RUN_USAGE, VERIFY_USAGE } from './run-usage.ts';
 import { SNAPSHOT_USAGE, snapshotCommand } from './snapshot.ts';
 
 const ops = () => import('./ops.ts');
@@ -38,6 +39,9 @@ const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string }> =
     usage: 'browserfn extract <url> ["<instruction>"] [--schema file.json] [--model M]',
   },
   serve: { run: async () => serveCommand, usage: 'browserfn serve [--port 8787] [--host 127.0.0.1]' },
+  run: { run: async () => (await import('./run.ts')).runCommand, usage: RUN_USAGE },
+  report: { run: async () => (await import('./run-tools.ts')).reportCommand, usage: REPORT_USAGE },
+  verify: { run: async () => (await import('./run-tools.ts')).verifyCommand, usage: VERIFY_USAGE },
 };
 
 const HELP = `browserfn — AI browser automation

@@ -1,0 +1,4 @@
+import { handlers } from './run-handlers.ts';
+
+/** Step Functions task `Merge`: `{ tenant, runId }` → combined.csv, results.json, totals, manifest head. */
+export const handler = (event: unknown) => handlers.merge(event);

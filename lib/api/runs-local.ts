@@ -1,0 +1,57 @@
+/**
+ * The runs API on one machine: local-file stores and the local state machine, started in the
+ * background by POST /v1/runs. (On AWS, `launch` starts a Step Functions execution instead.)
+ */
+import type { Browser } from 'playwright-core';
+import type { GuardPolicy } from '../browser/guard-policy.ts';
+import { agentSliceRunner } from '../runs/agent-slice-binding.ts';
+import { runHandlers } from '../runs/handlers.ts';
+import { abortLocalRun, isLocalRunActive, startLocalRun } from '../runs/local-runner.ts';
+import type { EvidenceStore, RunStore } from '../store/ports.ts';
+import { modelFor } from './run-op.ts';
+import type { RunsApiDeps } from './runs.ts';
+
+export interface LocalRunsOptions {
+  runStore: RunStore;
+  evidence: EvidenceStore;
+  browser: () => Promise<Browser>;
+  policy: GuardPolicy;
+  env?: NodeJS.ProcessEnv;
+  log?: (e: { level: 'debug' | 'info' | 'warn'; msg: string; [k: string]: unknown }) => void;
+}
+
+export function localRunsApi(o: LocalRunsOptions): RunsApiDeps {
+  const handlers = runHandlers({
+    runStore: o.runStore,
+    evidence: o.evidence,
+    slices: agentSliceRunner,
+    browser: o.browser,
+    policy: o.policy,
+    llmFor: (model) =>
+      modelFor(model ? { model } : {}, { policy: o.policy, ...(o.env ? { env: o.env } : {}) }),
+    ...(o.log ? { log: o.log } : {}),
+  });
+  return {
+    runStore: o.runStore,
+    evidence: o.evidence,
+    launch: async (input) => {
+      // Marked here, before any slice runs, so a cancel right after the start is never overwritten.
+      await o.runStore.updateRun(input.tenant, input.runId, { status: 'running' });
+      const execution = startLocalRun(input, handlers);
+      execution.result.catch(async (err: Error) => {
+        o.log?.({ level: 'warn', msg: 'run failed', runId: input.runId, error: err.message });
+        await o.runStore
+          .updateRun(input.tenant, input.runId, {
+            status: 'failed',
+            reason: err.message.split('\n')[0] ?? 'failed',
+          })
+          .catch(() => undefined);
+      });
+    },
+    isActive: async (tenant, runId) => isLocalRunActive(tenant, runId),
+    stop: async (tenant, runId) => {
+      // The merged files then show what was finished when the run was cancelled.
+      if (abortLocalRun(tenant, runId)) await handlers.merge({ tenant, runId });
+    },
+  };
+}

@@ -1,0 +1,269 @@
+/**
+ * The runs API: start a run (spec + samples, CSV text, or a prompt), read its status, results, report
+ * and evidence, cancel or resume it. Every read and write is scoped to the caller's tenant: another
+ * tenant's run id is simply not found.
+ */
+import type { Context, Hono } from 'hono';
+import { z } from 'zod';
+import { combinedCsv, totalsOf } from '../runs/merge.ts';
+import { buildReport } from '../runs/report.ts';
+import {
+  createRun,
+  type ExecutionInput,
+  type ItemsLocation,
+  RunNotFound,
+  resumeInput,
+} from '../runs/run-records.ts';
+import { type Sample, SamplesError, samplesFromCsv, samplesFromList } from '../runs/samples.ts';
+import { parseTaskSpec, SpecError, type TaskSpec } from '../runs/task-spec.ts';
+import { runEvidencePrefix } from '../store/keys.ts';
+import type { EvidenceStore, RunStore } from '../store/ports.ts';
+
+export interface RunsApiDeps {
+  runStore: RunStore;
+  evidence: EvidenceStore;
+  /** Starts the state machine for this input (locally in the background, or an AWS execution). */
+  launch(input: ExecutionInput): Promise<void>;
+  /** Whether an execution of the run is under way (a second one would only duplicate work). */
+  isActive?(tenant: string, runId: string): Promise<boolean>;
+  /** Stops a running execution, if this deployment can (the run is marked cancelled either way). */
+  stop?(tenant: string, runId: string): Promise<void>;
+  items?: ItemsLocation;
+}
+
+type Env = { Variables: { tenant: string } };
+
+const StartBody = z
+  .object({
+    spec: z.record(z.string(), z.unknown()).optional(),
+    samples: z
+      .array(
+        z.object({
+          sample_id: z.string().optional(),
+          sampleId: z.string().optional(),
+          url: z.string(),
+          input: z.record(z.string(), z.string()).optional(),
+        }),
+      )
+      .optional(),
+    csv: z.string().optional().describe('CSV text with a header "sample_id,url,…"'),
+    prompt: z.string().min(1).optional().describe('plan the spec and samples from plain language'),
+    model: z.string().optional(),
+    concurrency: z.number().int().min(1).max(1000).optional(),
+  })
+  .strict();
+
+const invalid = (c: Context<Env>, message: string, path = '(body)') =>
+  c.json({ error: { kind: 'invalid', message, issues: [{ path, message }] } }, 400);
+const notFound = (c: Context<Env>, runId: string) =>
+  c.json({ error: { kind: 'not_found', message: `no run "${runId}"` } }, 404);
+
+const TYPES: Record<string, string> = {
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  json: 'application/json',
+  csv: 'text/csv; charset=utf-8',
+  html: 'text/html; charset=utf-8',
+  txt: 'text/plain; charset=utf-8',
+};
+
+function parseStart(
+  body: z.infer<typeof StartBody>,
+): { spec: TaskSpec; samples: Sample[] } | { prompt: string } {
+  if (body.prompt) {
+    if (body.spec || body.samples || body.csv)
+      throw new SpecError('give either prompt, or spec with samples/csv');
+    return { prompt: body.prompt };
+  }
+  if (!body.spec)
+    throw new SpecError('spec: required (or give prompt)', [{ path: 'spec', message: 'required' }]);
+  const spec = parseTaskSpec({
+    ...body.spec,
+    ...(body.model ? { model: body.model } : {}),
+    ...(body.concurrency ? { concurrency: body.concurrency } : {}),
+  });
+  // A file path would read this server's disk on the caller's behalf.
+  if (spec.authProfile?.file)
+    throw new SpecError(
+      'spec.authProfile.file: not accepted over the API; store the profile and give its key',
+      [{ path: 'spec.authProfile.file', message: 'not accepted over the API' }],
+    );
+  if ((body.samples ? 1 : 0) + (body.csv !== undefined ? 1 : 0) !== 1)
+    throw new SamplesError('give the samples as either "samples" (a list) or "csv" (text)');
+  const samples = body.csv !== undefined ? samplesFromCsv(body.csv, 'csv') : samplesFromList(body.samples!);
+  return { spec, samples };
+}
+
+type Registry = { registerPath(route: Record<string, unknown>): void };
+
+/** The runs routes in /openapi.json (the handlers below validate on their own). */
+function documentRoutes(registry: Registry): void {
+  const error = { description: 'error', content: { 'application/json': { schema: { type: 'object' } } } };
+  const id = { params: z.object({ id: z.string().describe('run id') }) };
+  const doc = (method: string, path: string, summary: string, extra: Record<string, unknown> = {}) =>
+    registry.registerPath({
+      method,
+      path,
+      summary,
+      security: [{ bearer: [] }],
+      responses: { 200: { description: 'ok' }, 202: { description: 'accepted' }, 400: error, 404: error },
+      ...extra,
+    });
+  doc('post', '/v1/runs', 'Start a run: spec + samples (list or CSV text), or a prompt to plan from', {
+    request: { body: { content: { 'application/json': { schema: StartBody } }, required: true } },
+  });
+  doc('get', '/v1/runs/{id}', 'Run status with counts, tokens and cost so far', { request: id });
+  doc('get', '/v1/runs/{id}/results', 'Results as JSON or as combined CSV (?format=csv)', {
+    request: { ...id, query: z.object({ format: z.enum(['json', 'csv']).optional() }) },
+  });
+  doc('get', '/v1/runs/{id}/report', 'The self-contained HTML report', { request: id });
+  doc('get', '/v1/runs/{id}/evidence/{path}', 'One evidence file (a redirect to a presigned URL on S3)', {
+    request: { params: z.object({ id: z.string(), path: z.string() }) },
+  });
+  doc('post', '/v1/runs/{id}/cancel', 'Cancel a run; unfinished samples stay resumable', { request: id });
+  doc('post', '/v1/runs/{id}/resume', 'Resume: finished samples are skipped, the rest continue', {
+    request: id,
+  });
+}
+
+export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
+  const { runStore, evidence } = deps;
+  if ('openAPIRegistry' in app) documentRoutes(app.openAPIRegistry as Registry);
+
+  app.post('/v1/runs', async (c) => {
+    let raw: unknown;
+    try {
+      raw = await c.req.json();
+    } catch {
+      return invalid(c, 'body must be JSON');
+    }
+    const parsed = StartBody.safeParse(raw);
+    if (!parsed.success) {
+      const i = parsed.error.issues[0];
+      return invalid(c, `${i?.path.join('.') || '(body)'}: ${i?.message}`, i?.path.join('.') || '(body)');
+    }
+    let start: ReturnType<typeof parseStart>;
+    try {
+      start = parseStart(parsed.data);
+    } catch (err) {
+      if (err instanceof SpecError) return invalid(c, err.message, err.issues[0]?.path ?? 'spec');
+      if (err instanceof SamplesError) return invalid(c, err.message, 'samples');
+      throw err;
+    }
+    const tenant = c.get('tenant');
+    const input = await createRun(
+      runStore,
+      evidence,
+      'prompt' in start
+        ? {
+            tenant,
+            prompt: start.prompt,
+            ...(parsed.data.model ? { model: parsed.data.model } : {}),
+            ...(parsed.data.concurrency ? { concurrency: parsed.data.concurrency } : {}),
+          }
+        : { tenant, spec: start.spec, samples: start.samples },
+      deps.items,
+    );
+    await deps.launch(input);
+    return c.json({ runId: input.runId, status: 'queued' }, 202);
+  });
+
+  app.get('/v1/runs/:id', async (c) => {
+    const tenant = c.get('tenant');
+    const runId = c.req.param('id');
+    const run = await runStore.getRun(tenant, runId);
+    if (!run) return notFound(c, runId);
+    const [samples, results] = await Promise.all([
+      runStore.listSamples(tenant, runId),
+      runStore.listResults(tenant, runId),
+    ]);
+    return c.json({
+      runId,
+      status: run.status,
+      createdAt: run.createdAt,
+      updatedAt: run.updatedAt,
+      ...(run.reason ? { reason: run.reason } : {}),
+      ...(run.manifestHead ? { manifestHead: run.manifestHead } : {}),
+      totals: totalsOf(run, samples, results),
+    });
+  });
+
+  app.get('/v1/runs/:id/results', async (c) => {
+    const tenant = c.get('tenant');
+    const runId = c.req.param('id');
+    const format = c.req.query('format') ?? 'json';
+    if (format !== 'json' && format !== 'csv') return invalid(c, 'format: csv or json', 'format');
+    const run = await runStore.getRun(tenant, runId);
+    if (!run) return notFound(c, runId);
+    const [samples, results] = await Promise.all([
+      runStore.listSamples(tenant, runId),
+      runStore.listResults(tenant, runId),
+    ]);
+    if (format === 'csv')
+      return c.body(combinedCsv(samples, results), 200, { 'content-type': 'text/csv; charset=utf-8' });
+    return c.json({ runId, status: run.status, results });
+  });
+
+  app.get('/v1/runs/:id/report', async (c) => {
+    const runId = c.req.param('id');
+    const html = await buildReport(runStore, evidence, c.get('tenant'), runId);
+    if (html === undefined) return notFound(c, runId);
+    return c.body(html, 200, { 'content-type': 'text/html; charset=utf-8' });
+  });
+
+  app.get('/v1/runs/:id/evidence/*', async (c) => {
+    const tenant = c.get('tenant');
+    const runId = c.req.param('id');
+    if (!(await runStore.getRun(tenant, runId))) return notFound(c, runId);
+    const marker = '/evidence/';
+    const rest = c.req.path.slice(c.req.path.indexOf(marker) + marker.length);
+    let parts: string[];
+    try {
+      parts = rest.split('/').map((p) => decodeURIComponent(p));
+    } catch {
+      return invalid(c, 'evidence path: not a valid URL-encoded path', 'path');
+    }
+    if (parts.some((p) => p === '' || p === '.' || p === '..' || p.startsWith('.') || p.includes('\\')))
+      return invalid(c, 'evidence path: relative file path inside the run', 'path');
+    const key = runEvidencePrefix(tenant, runId) + parts.join('/');
+    const url = await evidence.link?.(key, 300);
+    if (url) return c.redirect(url, 302);
+    const body = await evidence.get(key);
+    if (!body)
+      return c.json({ error: { kind: 'not_found', message: `no evidence "${parts.join('/')}"` } }, 404);
+    const ext = key.slice(key.lastIndexOf('.') + 1).toLowerCase();
+    return c.body(Buffer.from(body), 200, { 'content-type': TYPES[ext] ?? 'application/octet-stream' });
+  });
+
+  app.post('/v1/runs/:id/cancel', async (c) => {
+    const tenant = c.get('tenant');
+    const runId = c.req.param('id');
+    const run = await runStore.getRun(tenant, runId);
+    if (!run) return notFound(c, runId);
+    if (run.status === 'done' || run.status === 'failed')
+      return c.json(
+        { error: { kind: 'conflict', message: `run ${runId} has already ended (${run.status})` } },
+        409,
+      );
+    await runStore.updateRun(tenant, runId, { status: 'cancelled', reason: 'cancelled by the caller' });
+    await deps.stop?.(tenant, runId);
+    return c.json({ runId, status: 'cancelled' }, 202);
+  });
+
+  app.post('/v1/runs/:id/resume', async (c) => {
+    const tenant = c.get('tenant');
+    const runId = c.req.param('id');
+    if (!(await runStore.getRun(tenant, runId))) return notFound(c, runId);
+    if (await deps.isActive?.(tenant, runId))
+      return c.json({ error: { kind: 'conflict', message: `run ${runId} is still running` } }, 409);
+    try {
+      const input = await resumeInput(runStore, evidence, tenant, runId, {}, deps.items);
+      await deps.launch(input);
+      return c.json({ runId, status: 'running' }, 202);
+    } catch (err) {
+      if (err instanceof RunNotFound) return notFound(c, runId);
+      throw err;
+    }
+  });
+}

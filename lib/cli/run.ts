@@ -1,0 +1,190 @@
+/**
+ * `browserfn run`: one task over many URLs on this machine, through the local state machine, with the
+ * stores on local files under `--out` (default: the working directory): `.browserfn/runs/` for runs,
+ * samples, checkpoints and results, `evidence/` for screenshots, logs, combined.csv and the manifest.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { modelFor } from '../api/run-op.ts';
+import { mergePolicy, policyFromEnv } from '../browser/guard-policy.ts';
+import { sharedBrowser } from '../browser/session.ts';
+import { agentSliceRunner } from '../runs/agent-slice-binding.ts';
+import { runHandlers } from '../runs/handlers.ts';
+import { startLocalRun } from '../runs/local-runner.ts';
+import {
+  createRun,
+  type ExecutionInput,
+  GENERATED_SPEC,
+  RunNotFound,
+  resumeInput,
+} from '../runs/run-records.ts';
+import { type Sample, SamplesError, sampleFromUrl, samplesFromCsv } from '../runs/samples.ts';
+import { parseTaskSpec, SpecError, type TaskSpec } from '../runs/task-spec.ts';
+import { evidenceKey } from '../store/keys.ts';
+import { LocalEvidenceStore } from '../store/local-evidence-store.ts';
+import { LocalRunStore } from '../store/local-run-store.ts';
+import { type Flags, intFlag, parse, UsageError } from './args.ts';
+import { ProgressTally, progressView } from './progress.ts';
+
+/** The CLI's tenant: keys and folders start with it like everywhere else. */
+export const CLI_TENANT = 'local';
+
+export function localStores(flags: Flags) {
+  const base = typeof flags.out === 'string' ? flags.out : process.cwd();
+  return {
+    base,
+    runStore: new LocalRunStore(join(base, '.browserfn', 'runs')),
+    evidence: new LocalEvidenceStore(join(base, 'evidence')),
+  };
+}
+
+async function readText(path: string, flag: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch {
+    throw new UsageError(`${flag}: cannot read ${path}`);
+  }
+}
+
+async function specFrom(flags: Flags, concurrency: number | undefined): Promise<TaskSpec> {
+  const text = await readText(String(flags.task), '--task');
+  let json: Record<string, unknown>;
+  try {
+    json = JSON.parse(text) as Record<string, unknown>;
+  } catch (err) {
+    throw new UsageError(`--task: ${flags.task} is not valid JSON (${(err as Error).message})`);
+  }
+  if (typeof flags.model === 'string') json.model = flags.model;
+  if (concurrency) json.concurrency = concurrency;
+  try {
+    return parseTaskSpec(json);
+  } catch (err) {
+    if (err instanceof SpecError) throw new UsageError(`--task: ${err.message}`);
+    throw err;
+  }
+}
+
+async function samplesFrom(flags: Flags): Promise<Sample[]> {
+  if (typeof flags.input === 'string' && typeof flags.url === 'string')
+    throw new UsageError('give the samples once: --input samples.csv or --url URL, not both');
+  try {
+    if (typeof flags.input === 'string')
+      return samplesFromCsv(await readText(flags.input, '--input'), flags.input);
+    if (typeof flags.url === 'string') return sampleFromUrl(flags.url);
+  } catch (err) {
+    if (err instanceof SamplesError) throw new UsageError(err.message);
+    throw err;
+  }
+  throw new UsageError('give the samples: --input samples.csv or --url URL');
+}
+
+export async function runCommand(argv: string[], out: (s: string) => void): Promise<number> {
+  const { flags } = parse(argv, {
+    task: { type: 'string' },
+    input: { type: 'string' },
+    url: { type: 'string' },
+    prompt: { type: 'string' },
+    resume: { type: 'string' },
+    concurrency: { type: 'string' },
+    model: { type: 'string' },
+    out: { type: 'string' },
+  });
+  const concurrency = intFlag(flags, 'concurrency');
+  const { runStore, evidence } = localStores(flags);
+  let input: ExecutionInput;
+  let hosts: string[] = [];
+  if (typeof flags.resume === 'string') {
+    try {
+      input = await resumeInput(
+        runStore,
+        evidence,
+        CLI_TENANT,
+        flags.resume,
+        concurrency ? { concurrency } : {},
+      );
+    } catch (err) {
+      if (err instanceof RunNotFound)
+        throw new UsageError(`--resume: ${err.message} under ${localStores(flags).base}`);
+      throw err;
+    }
+    hosts = (await runStore.listSamples(CLI_TENANT, flags.resume)).map((s) => new URL(s.url).host);
+  } else if (typeof flags.prompt === 'string') {
+    if (!flags.prompt.trim()) throw new UsageError('--prompt is empty');
+    input = await createRun(runStore, evidence, {
+      tenant: CLI_TENANT,
+      prompt: flags.prompt,
+      ...(typeof flags.model === 'string' ? { model: flags.model } : {}),
+      ...(concurrency ? { concurrency } : {}),
+    });
+  } else {
+    if (typeof flags.task !== 'string')
+      throw new UsageError('give --task spec.json, --prompt "…" or --resume RUN_ID');
+    const spec = await specFrom(flags, concurrency);
+    const samples = await samplesFrom(flags);
+    hosts = samples.map((s) => new URL(s.url).host);
+    input = await createRun(runStore, evidence, { tenant: CLI_TENANT, spec, samples });
+  }
+  // The operator named these URLs: their hosts may be loaded (redirects elsewhere are still checked).
+  const policy = mergePolicy(policyFromEnv(), { allowHosts: [...new Set(hosts)] });
+  const samples = await runStore.listSamples(CLI_TENANT, input.runId);
+  const finished = (await runStore.listResults(CLI_TENANT, input.runId)).length;
+  out(
+    `run ${input.runId} started: ${samples.length} samples${finished ? `, ${finished} already finished` : ''}`,
+  );
+  const tally = new ProgressTally(samples.length, finished);
+  const view = progressView(process.stderr, tally, (s) => out(s));
+  const handlers = runHandlers({
+    runStore,
+    evidence,
+    slices: agentSliceRunner,
+    browser: sharedBrowser,
+    policy,
+    allowAuthFiles: true,
+    llmFor: (model) => modelFor(model ? { model } : {}, { policy }),
+    onSliceStart: (id) => tally.start(id),
+    onSlice: (e) => {
+      if (!e.final) return;
+      void runStore.getResult(CLI_TENANT, input.runId, e.sampleId).then((r) => {
+        const finishedSample = {
+          sampleId: e.sampleId,
+          status: e.status,
+          tokens: Number(r?.usage.promptTokens ?? 0) + Number(r?.usage.completionTokens ?? 0),
+          costUsd: Number(r?.usage.costUsd ?? 0),
+        };
+        tally.finish(finishedSample);
+        view.update(tally, finishedSample);
+      });
+    },
+  });
+  await runStore.updateRun(CLI_TENANT, input.runId, { status: 'running' });
+  const execution = startLocalRun(input, handlers);
+  const stop = () => {
+    view.stop();
+    out(
+      `interrupted: resume with  browserfn run --resume ${input.runId}${flags.out ? ` --out ${flags.out}` : ''}`,
+    );
+    execution.abort();
+    process.exit(130);
+  };
+  process.once('SIGINT', stop);
+  try {
+    await execution.result;
+  } finally {
+    process.off('SIGINT', stop);
+    view.stop();
+  }
+  const run = await runStore.getRun(CLI_TENANT, input.runId);
+  const counts = (run?.totals?.counts ?? {}) as Record<string, number>;
+  out(
+    `run ${input.runId} ${run?.status}: ${Object.entries(counts)
+      .filter(([, n]) => n > 0)
+      .map(([k, n]) => `${n} ${k}`)
+      .join(', ')}`,
+  );
+  out(`combined.csv: ${evidence.pathOf(evidenceKey(CLI_TENANT, input.runId, 'combined.csv'))}`);
+  if (typeof run?.spec.prompt === 'string')
+    out(`planned spec: ${evidence.pathOf(evidenceKey(CLI_TENANT, input.runId, GENERATED_SPEC))}`);
+  const bad =
+    (counts.failed ?? 0) + (counts.needs_review ?? 0) + (counts.pending ?? 0) + (counts.running ?? 0);
+  return run?.status === 'done' && bad === 0 ? 0 : 1;
+}

@@ -1,0 +1,127 @@
+/**
+ * The one place runs names the agent. Until lib/agent lands this is a one-step agent that does one
+ * honest thing: open the sample URL in its own context, screenshot it, run `extract` with the task goal
+ * and schema, and write the result once. At merge it becomes a thin adapter over lib/agent:
+ *   import { newAgentState } from '../agent/state.ts'; import { runSlice } from '../agent/slice.ts';
+ *   export const agentSliceRunner: SliceRunner = { newState: newAgentState, runSlice };
+ */
+import { guardedGoto } from '../browser/navigate.ts';
+import { settle } from '../browser/settle.ts';
+import { extract } from '../ops/extract.ts';
+import { sampleEvidenceKey } from '../store/keys.ts';
+import type { Json, JsonObject } from '../store/ports.ts';
+import type { SliceDeps, SliceRunner, SliceState, SliceStatus } from './slice-runner.ts';
+
+const zeroUsage = () => ({ promptTokens: 0, completionTokens: 0, cachedTokens: 0, costUsd: 0, ms: 0 });
+
+function missingFields(data: Json, required: string[] | undefined): string[] {
+  if (!required?.length) return [];
+  const obj = (data && typeof data === 'object' && !Array.isArray(data) ? data : {}) as JsonObject;
+  return required.filter((f) => obj[f] === undefined || obj[f] === null);
+}
+
+async function oneStep(state: SliceState, deps: SliceDeps): Promise<SliceState> {
+  const started = performance.now();
+  const timings = { browserMs: 0, snapshotMs: 0, modelMs: 0, storeMs: 0 };
+  const key = (file: string) => sampleEvidenceKey(state.tenant, state.runId, state.sampleId, file);
+  const evidence: { key: string; sha256: string }[] = [];
+  const actions: JsonObject[] = [];
+  const usage = zeroUsage();
+  let status: SliceStatus = 'failed';
+  let reason = '';
+  let data: Json = null;
+  let t = performance.now();
+  const { page, close } = await deps.newPage();
+  try {
+    await deps.checkNavigation?.(state.url);
+    await guardedGoto(page, state.url);
+    await settle(page);
+    actions.push({ step: 1, action: 'goto', url: state.url, ok: true });
+    // JPEG: a fraction of PNG's encode time and size, still plenty to see what the page showed.
+    const shot0 = await page.screenshot({ type: 'jpeg', quality: 70 });
+    timings.browserMs = performance.now() - t;
+    t = performance.now();
+    const shot = await deps.evidence.put(key('01_page.jpg'), shot0, 'image/jpeg');
+    evidence.push({ key: shot.key, sha256: shot.sha256 });
+    timings.storeMs += performance.now() - t;
+    const res = await extract(
+      {
+        page,
+        ...(deps.llm ? { llm: deps.llm } : {}),
+        ...(deps.checkNavigation ? { checkNavigation: deps.checkNavigation } : {}),
+        options: { vision: state.task.vision ?? 'fallback' },
+      },
+      state.task.goal,
+      state.task.schema,
+    );
+    data = res.data as Json;
+    usage.promptTokens = res.usage.promptTokens;
+    usage.completionTokens = res.usage.completionTokens;
+    usage.cachedTokens = res.usage.cachedTokens;
+    usage.costUsd = res.usage.costUsd ?? 0;
+    timings.modelMs = res.usage.ms;
+    timings.snapshotMs = Math.max(0, res.ms - res.usage.ms);
+    actions.push({ step: 1, action: 'extract', ok: true, url: res.url });
+    const missing = missingFields(data, state.task.requiredFields);
+    status = missing.length ? 'needs_review' : 'done';
+    reason = missing.length ? `required fields missing: ${missing.join(', ')}` : 'extracted';
+  } catch (err) {
+    const e = err as Error;
+    reason = `${e.name}: ${e.message.split('\n')[0]}`;
+    actions.push({ step: 1, action: 'error', ok: false, error: reason });
+  } finally {
+    await close();
+  }
+  t = performance.now();
+  const log = await deps.evidence.put(key('action_log.json'), JSON.stringify(actions, null, 2));
+  evidence.push({ key: log.key, sha256: log.sha256 });
+  usage.ms = Math.round(performance.now() - started);
+  const next: SliceState & { timings: typeof timings } = {
+    ...state,
+    step: state.step + 1,
+    status,
+    reason,
+    data,
+    usage,
+    evidence,
+    checkpointSeq: state.checkpointSeq + 1,
+    timings,
+  };
+  await deps.runStore.saveCheckpoint(state.tenant, state.runId, state.sampleId, {
+    seq: next.checkpointSeq,
+    state: next as unknown as JsonObject,
+    savedAt: new Date().toISOString(),
+  });
+  await deps.runStore.putResult({
+    tenant: state.tenant,
+    runId: state.runId,
+    sampleId: state.sampleId,
+    status,
+    reason,
+    data,
+    usage: { ...usage, steps: next.step, timings: { ...timings, storeMs: timings.storeMs } },
+    evidence,
+    writtenAt: new Date().toISOString(),
+  });
+  timings.storeMs += performance.now() - t;
+  return next;
+}
+
+export const agentSliceRunner: SliceRunner = {
+  newState: (init) => ({
+    version: 1,
+    tenant: init.tenant,
+    runId: init.runId,
+    sampleId: init.sampleId,
+    task: init.task,
+    url: init.url,
+    input: init.input ?? {},
+    step: 0,
+    status: 'running',
+    data: null,
+    usage: zeroUsage(),
+    evidence: [],
+    checkpointSeq: 0,
+  }),
+  runSlice: (state, deps) => oneStep(state, deps),
+};

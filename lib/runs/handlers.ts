@@ -1,0 +1,264 @@
+/**
+ * The task handlers of the run state machine: Plan, Slice (and Record crash), Merge. The local runner
+ * binds them by state name; functions/agent-slice.ts, functions/merge.ts and functions/plan.ts call
+ * the same functions on Lambda. Inputs are validated: they arrive from a state machine.
+ */
+import { readFile } from 'node:fs/promises';
+import type { Browser } from 'playwright-core';
+import { z } from 'zod';
+import type { StorageState } from '../browser/context.ts';
+import { assertNavigable } from '../browser/guard.ts';
+import type { GuardPolicy } from '../browser/guard-policy.ts';
+import { openSession } from '../browser/session.ts';
+import type { LlmClient } from '../llm/types.ts';
+import { evidenceKey, keySegment } from '../store/keys.ts';
+import type { EvidenceStore, JsonObject, RunStore, SampleStatus } from '../store/ports.ts';
+import { mergeRun } from './merge.ts';
+import { planRun } from './planner.ts';
+import {
+  type ExecutionInput,
+  executionInput,
+  GENERATED_SPEC,
+  type ItemsLocation,
+  loadSpec,
+  sampleRecords,
+} from './run-records.ts';
+import { isFinal, type SliceDeps, type SliceRunner, type SliceState, taskFromSpec } from './slice-runner.ts';
+import { rateLimitFor, type TaskSpec } from './task-spec.ts';
+
+export interface RunDeps {
+  runStore: RunStore;
+  evidence: EvidenceStore;
+  slices: SliceRunner;
+  browser: () => Promise<Browser>;
+  /** Which URLs sample pages may load. */
+  policy: GuardPolicy;
+  /** The model for a run (its spec's `model`, else the configured default); undefined when none. */
+  llmFor: (model: string | undefined) => Promise<LlmClient | undefined>;
+  /** AWS: where the Distributed Map reads sample ids. Locally absent. */
+  items?: ItemsLocation;
+  /** Working time a slice gets before it checkpoints and hands over (default 540 s). */
+  sliceBudgetMs?: number;
+  /** Storage-state files on this machine may be read (the CLI); API callers name store keys only. */
+  allowAuthFiles?: boolean;
+  log?: SliceDeps['log'];
+  /** Progress: called when a slice starts working on a sample. */
+  onSliceStart?: (sampleId: string) => void;
+  /** Progress: called when a slice ends. */
+  onSlice?: (event: { sampleId: string; status: SampleStatus; final: boolean }) => void;
+}
+
+const Ids = z.object({ tenant: z.string().min(1), runId: z.string().min(1) });
+const SliceEvent = Ids.extend({
+  sampleId: z.string().min(1),
+  crash: z.object({ Error: z.string().optional(), Cause: z.string().optional() }).optional(),
+});
+const PlanEvent = Ids.extend({ prompt: z.string().min(1), concurrency: z.number().int().min(1).optional() });
+
+function parseEvent<T>(schema: z.ZodType<T>, event: unknown, what: string): T {
+  const r = schema.safeParse(event);
+  if (!r.success) {
+    const i = r.error.issues[0];
+    throw new Error(`${what} event ${i?.path.join('.') || '(root)'}: ${i?.message}`);
+  }
+  return r.data;
+}
+
+export interface SliceOutput {
+  final: boolean;
+  status: SampleStatus | 'cancelled';
+}
+
+async function authState(deps: RunDeps, tenant: string, spec: TaskSpec): Promise<StorageState | undefined> {
+  const profile = spec.authProfile;
+  if (!profile) return undefined;
+  if (profile.file) {
+    if (!deps.allowAuthFiles)
+      throw new Error('authProfile.file is not allowed here: store the profile and name its key');
+    return JSON.parse(await readFile(profile.file, 'utf8')) as StorageState;
+  }
+  const key = `${keySegment(tenant)}/${profile.key}`;
+  if (profile.key!.split('/').some((p) => p === '..' || p === '.' || p === ''))
+    throw new Error(`authProfile.key "${profile.key}" is not a plain key`);
+  const raw = await deps.evidence.get(key);
+  if (!raw) throw new Error(`authProfile.key "${profile.key}" not found in the evidence store`);
+  return JSON.parse(Buffer.from(raw).toString('utf8')) as StorageState;
+}
+
+/** Waits for the per-host token bucket shared by every worker (no limit configured: no wait). */
+async function pace(deps: RunDeps, spec: TaskSpec, url: string, deadline: number): Promise<void> {
+  const limit = rateLimitFor(spec, url);
+  if (!limit) return;
+  for (;;) {
+    const d = await deps.runStore.takeToken(`host:${limit.host}`, limit, Date.now());
+    if (d.granted) return;
+    if (Date.now() + d.waitMs > deadline)
+      throw new Error(`rate limit for ${limit.host} left no time in this slice`);
+    await new Promise((r) => setTimeout(r, d.waitMs));
+  }
+}
+
+/** The result of a state that ended but whose result write was lost (a kill between the two). */
+async function writeResultFromState(deps: RunDeps, s: SliceState): Promise<void> {
+  await deps.runStore.putResult({
+    tenant: s.tenant,
+    runId: s.runId,
+    sampleId: s.sampleId,
+    status: s.status as SampleStatus,
+    reason: s.reason ?? '',
+    data: s.data,
+    usage: { ...s.usage, steps: s.step } as unknown as JsonObject,
+    evidence: s.evidence,
+    writtenAt: new Date().toISOString(),
+  });
+}
+
+/** A caught error's Cause: Lambda sends `{"errorMessage": …}` as JSON text, the local runner plain text. */
+export function crashMessage(cause: string): string {
+  let text = cause;
+  try {
+    const parsed = JSON.parse(cause) as { errorMessage?: unknown };
+    if (typeof parsed?.errorMessage === 'string') text = parsed.errorMessage;
+  } catch {
+    // Plain text.
+  }
+  return (text.split('\n')[0] ?? '').slice(0, 500);
+}
+
+export function runHandlers(deps: RunDeps) {
+  const budget = deps.sliceBudgetMs ?? 540_000;
+
+  async function recordCrash(e: z.infer<typeof SliceEvent>): Promise<SliceOutput> {
+    const cause = crashMessage(e.crash?.Cause ?? '');
+    const reason = `crashed: ${e.crash?.Error ?? 'Error'}${cause ? `: ${cause}` : ''}`;
+    const checkpoint = await deps.runStore.loadCheckpoint(e.tenant, e.runId, e.sampleId);
+    const s = checkpoint?.state as unknown as SliceState | undefined;
+    await deps.runStore.putResult({
+      tenant: e.tenant,
+      runId: e.runId,
+      sampleId: e.sampleId,
+      status: 'failed',
+      reason,
+      // What the agent had gathered before the crash is kept.
+      data: s?.data ?? null,
+      usage: (s ? { ...s.usage, steps: s.step } : {}) as JsonObject,
+      evidence: s?.evidence ?? [],
+      writtenAt: new Date().toISOString(),
+    });
+    const stored = await deps.runStore.getResult(e.tenant, e.runId, e.sampleId);
+    await deps.runStore.updateSample(e.tenant, e.runId, e.sampleId, {
+      status: stored?.status ?? 'failed',
+      reason: stored?.reason ?? reason,
+    });
+    deps.onSlice?.({ sampleId: e.sampleId, status: stored?.status ?? 'failed', final: true });
+    return { final: true, status: stored?.status ?? 'failed' };
+  }
+
+  async function slice(event: unknown): Promise<SliceOutput> {
+    const e = parseEvent(SliceEvent, event, 'slice');
+    if (e.crash) return recordCrash(e);
+    const { tenant, runId, sampleId } = e;
+    const done = await deps.runStore.getResult(tenant, runId, sampleId);
+    if (done) return { final: true, status: done.status };
+    const run = await deps.runStore.getRun(tenant, runId);
+    if (!run) throw new Error(`run ${runId} not found`);
+    // A cancelled run leaves unfinished samples as they are: a resume picks them up.
+    if (run.status === 'cancelled') return { final: true, status: 'cancelled' };
+    const sample = await deps.runStore.getSample(tenant, runId, sampleId);
+    if (!sample) throw new Error(`sample ${sampleId} of run ${runId} not found`);
+    const spec = await loadSpec(deps.evidence, run);
+    const checkpoint = await deps.runStore.loadCheckpoint(tenant, runId, sampleId);
+    let state =
+      (checkpoint?.state as unknown as SliceState | undefined) ??
+      deps.slices.newState({
+        tenant,
+        runId,
+        sampleId,
+        task: taskFromSpec(spec),
+        url: sample.url,
+        input: sample.input,
+      });
+    if (isFinal(state.status)) {
+      // Killed after the final checkpoint but before the result: finish the write, nothing else.
+      await writeResultFromState(deps, state);
+    } else {
+      const attempts = sample.attempts + 1;
+      await deps.runStore.updateSample(tenant, runId, sampleId, { status: 'running', attempts });
+      if (attempts > spec.maxSlices) throw new Error(`sample did not end within ${spec.maxSlices} slices`);
+      const deadline = Date.now() + budget;
+      deps.onSliceStart?.(sampleId);
+      await pace(deps, spec, state.url, deadline);
+      const storageState = await authState(deps, tenant, spec);
+      const llm = await deps.llmFor(spec.model);
+      state = await deps.slices.runSlice(
+        state,
+        {
+          runStore: deps.runStore,
+          evidence: deps.evidence,
+          ...(llm ? { llm } : {}),
+          newPage: async () => {
+            const session = await openSession({
+              browser: await deps.browser(),
+              policy: deps.policy,
+              ...(storageState ? { storageState } : {}),
+            });
+            return { page: session.page, close: () => session.close() };
+          },
+          checkNavigation: (url) => assertNavigable(url, deps.policy),
+          ...(deps.log ? { log: deps.log } : {}),
+        },
+        { deadline },
+      );
+    }
+    const final = isFinal(state.status);
+    const stored = final ? await deps.runStore.getResult(tenant, runId, sampleId) : undefined;
+    if (final && !stored) await writeResultFromState(deps, state);
+    const status: SampleStatus = final ? ((stored?.status ?? state.status) as SampleStatus) : 'running';
+    if (final)
+      await deps.runStore.updateSample(tenant, runId, sampleId, {
+        status,
+        reason: stored?.reason ?? state.reason ?? '',
+      });
+    deps.onSlice?.({ sampleId, status, final });
+    return { final, status };
+  }
+
+  async function plan(event: unknown): Promise<ExecutionInput> {
+    const e = parseEvent(PlanEvent, event, 'plan');
+    const run = await deps.runStore.getRun(e.tenant, e.runId);
+    if (!run) throw new Error(`run ${e.runId} not found`);
+    const model = typeof run.spec.model === 'string' ? run.spec.model : undefined;
+    const concurrency =
+      e.concurrency ?? (typeof run.spec.concurrency === 'number' ? run.spec.concurrency : undefined);
+    const llm = await deps.llmFor(model);
+    if (!llm) throw new Error('planning a run from a prompt needs a model: set BROWSERFN_MODEL');
+    const planned = await planRun(llm, e.prompt, {
+      ...(model ? { model } : {}),
+      ...(concurrency ? { concurrency } : {}),
+    });
+    await deps.evidence.put(
+      evidenceKey(e.tenant, e.runId, GENERATED_SPEC),
+      JSON.stringify(
+        { prompt: planned.prompt, spec: planned.spec, samples: planned.samples, usage: planned.usage },
+        null,
+        2,
+      ),
+      'application/json',
+    );
+    await deps.runStore.putSamples(
+      sampleRecords(e.tenant, e.runId, planned.samples, new Date().toISOString()),
+    );
+    const ids = (await deps.runStore.listSamples(e.tenant, e.runId)).map((s) => s.sampleId);
+    return executionInput(deps.evidence, e.tenant, e.runId, planned.spec.concurrency, ids, deps.items);
+  }
+
+  async function merge(event: unknown) {
+    const e = parseEvent(Ids, event, 'merge');
+    const out = await mergeRun(deps.runStore, deps.evidence, e.tenant, e.runId);
+    return { tenant: e.tenant, runId: e.runId, counts: out.totals.counts, manifestHead: out.manifestHead };
+  }
+
+  return { plan, slice, merge };
+}
+
+export type RunHandlers = ReturnType<typeof runHandlers>;

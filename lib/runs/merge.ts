@@ -1,0 +1,159 @@
+/**
+ * A run's merge: `combined.csv` (one row per sample, sorted by id, nested values as JSON),
+ * `results.json`, totals on the run, and the manifest over every evidence file.
+ */
+import { stringify } from 'csv-stringify/sync';
+import { evidenceKey } from '../store/keys.ts';
+import type {
+  EvidenceStore,
+  Json,
+  JsonObject,
+  ResultRecord,
+  RunRecord,
+  RunStore,
+  SampleRecord,
+  SampleStatus,
+} from '../store/ports.ts';
+import { type ManifestEntry, sealManifest } from './manifest-binding.ts';
+
+export interface RunTotals {
+  samples: number;
+  /** Samples per status; `pending` counts samples that have no result yet. */
+  counts: Record<SampleStatus, number>;
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  costUsd: number;
+  /** From the run's creation to the latest result. */
+  durationMs: number;
+  /** Sum of the samples' own working time. */
+  sampleMs: number;
+}
+
+const num = (v: Json | undefined) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+
+/** Totals from the samples and the results written so far (pure). */
+export function totalsOf(run: RunRecord, samples: SampleRecord[], results: ResultRecord[]): RunTotals {
+  const counts: Record<SampleStatus, number> = {
+    pending: 0,
+    running: 0,
+    done: 0,
+    partial_success: 0,
+    failed: 0,
+    needs_review: 0,
+  };
+  const done = new Set(results.map((r) => r.sampleId));
+  for (const s of samples)
+    if (!done.has(s.sampleId)) counts[s.status === 'running' ? 'running' : 'pending']++;
+  const t = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, costUsd: 0, sampleMs: 0 };
+  let last = Date.parse(run.createdAt);
+  for (const r of results) {
+    counts[r.status]++;
+    t.promptTokens += num(r.usage.promptTokens);
+    t.completionTokens += num(r.usage.completionTokens);
+    t.cachedTokens += num(r.usage.cachedTokens);
+    t.costUsd += num(r.usage.costUsd);
+    t.sampleMs += num(r.usage.ms);
+    last = Math.max(last, Date.parse(r.writtenAt));
+  }
+  return {
+    samples: samples.length,
+    counts,
+    ...t,
+    costUsd: Math.round(t.costUsd * 1e6) / 1e6,
+    durationMs: Math.max(0, last - Date.parse(run.createdAt)),
+  };
+}
+
+const cell = (v: Json | undefined): string =>
+  v === undefined || v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+
+/** combined.csv text (pure): fixed columns, then every data field in order of first appearance. */
+export function combinedCsv(samples: SampleRecord[], results: ResultRecord[]): string {
+  const byId = new Map(results.map((r) => [r.sampleId, r]));
+  const sorted = [...samples].sort((a, b) =>
+    a.sampleId < b.sampleId ? -1 : a.sampleId > b.sampleId ? 1 : 0,
+  );
+  const objectOf = (r: ResultRecord | undefined): JsonObject | undefined =>
+    r?.data && typeof r.data === 'object' && !Array.isArray(r.data) ? r.data : undefined;
+  const fields: string[] = [];
+  let scalarData = false;
+  for (const r of results) {
+    const obj = objectOf(r);
+    if (obj) {
+      for (const k of Object.keys(obj)) if (!fields.includes(k)) fields.push(k);
+    } else if (r.data !== null) scalarData = true;
+  }
+  const fixed = ['sample_id', 'url', 'status', 'reason'];
+  const tail = ['prompt_tokens', 'completion_tokens', 'cost_usd'];
+  // A data field named like one of our columns keeps its value under a prefixed name.
+  const dataCols = fields.map((f) =>
+    fixed.includes(f) || tail.includes(f) || f === 'data' ? `data.${f}` : f,
+  );
+  const header = [...fixed, ...dataCols, ...(scalarData ? ['data'] : []), ...tail];
+  const rows = sorted.map((s) => {
+    const r = byId.get(s.sampleId);
+    const obj = objectOf(r);
+    return [
+      s.sampleId,
+      s.url,
+      r?.status ?? s.status,
+      r?.reason ?? s.reason ?? '',
+      ...fields.map((f) => cell(obj?.[f])),
+      ...(scalarData ? [obj ? '' : cell(r?.data)] : []),
+      cell(r?.usage.promptTokens),
+      cell(r?.usage.completionTokens),
+      cell(r?.usage.costUsd),
+    ];
+  });
+  return stringify([header, ...rows]);
+}
+
+export interface MergeOutput {
+  totals: RunTotals;
+  csvKey: string;
+  resultsKey: string;
+  manifestHead: string;
+}
+
+/** Writes the merged files and the manifest, then stores totals and the chain head on the run. */
+export async function mergeRun(
+  runStore: RunStore,
+  evidence: EvidenceStore,
+  tenant: string,
+  runId: string,
+): Promise<MergeOutput> {
+  const run = await runStore.getRun(tenant, runId);
+  if (!run) throw new Error(`run ${runId} not found`);
+  const [samples, results] = await Promise.all([
+    runStore.listSamples(tenant, runId),
+    runStore.listResults(tenant, runId),
+  ]);
+  const totals = totalsOf(run, samples, results);
+  const csv = await evidence.put(
+    evidenceKey(tenant, runId, 'combined.csv'),
+    combinedCsv(samples, results),
+    'text/csv',
+  );
+  const json = await evidence.put(
+    evidenceKey(tenant, runId, 'results.json'),
+    JSON.stringify({ runId, totals, results }, null, 2),
+    'application/json',
+  );
+  // Every sample's evidence in sample order, then the merged files: a stable order, so a repeated
+  // merge (after a retry or a resume) seals the same chain over unchanged files.
+  const entries: ManifestEntry[] = [];
+  for (const r of results) for (const e of r.evidence) entries.push({ key: e.key, sha256: e.sha256 });
+  entries.push({ key: csv.key, sha256: csv.sha256 }, { key: json.key, sha256: json.sha256 });
+  const manifestHead = await sealManifest(evidence, tenant, runId, entries);
+  const unfinished = totals.counts.pending + totals.counts.running;
+  const current = await runStore.getRun(tenant, runId);
+  const status = current?.status === 'cancelled' ? 'cancelled' : unfinished > 0 ? 'failed' : 'done';
+  await runStore.updateRun(tenant, runId, {
+    status,
+    totals: totals as unknown as JsonObject,
+    manifestHead,
+    ...(status === 'failed' ? { reason: `${unfinished} samples have no result` } : {}),
+  });
+  return { totals, csvKey: csv.key, resultsKey: json.key, manifestHead };
+}

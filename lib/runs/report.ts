@@ -1,0 +1,145 @@
+/**
+ * The run report: one self-contained HTML file (no external requests; screenshots inlined as data
+ * URIs) with the totals, a row per sample (status, reason, data, tokens, cost), each sample's screenshot
+ * timeline with SHA-256 hashes and its action log, and a status filter.
+ */
+import { evidenceKey } from '../store/keys.ts';
+import type { EvidenceStore, Json, ResultRecord, RunRecord, RunStore, SampleRecord } from '../store/ports.ts';
+import { totalsOf } from './merge.ts';
+
+export interface ReportSample {
+  sample: SampleRecord;
+  result?: ResultRecord;
+  shots: { key: string; sha256: string; dataUri?: string }[];
+  actions: Json;
+}
+
+const esc = (s: string) =>
+  s
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+const fileOf = (key: string) => key.slice(key.lastIndexOf('/') + 1);
+
+const CSS = `body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1d2330}
+table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #dde;padding:6px 8px;text-align:left;vertical-align:top}
+.totals span{display:inline-block;margin-right:18px}.status{font-weight:600}
+tr[data-status=done] .status{color:#16723a}tr[data-status=failed] .status{color:#b3261e}
+tr[data-status=needs_review] .status,tr[data-status=partial_success] .status{color:#9a6700}
+pre{white-space:pre-wrap;margin:0;max-width:520px;font-size:12px}figure{display:inline-block;margin:4px}
+figure img{max-width:240px;border:1px solid #ccd}figcaption{font:11px monospace;word-break:break-all;max-width:240px}
+details{margin-top:4px}`;
+
+const FILTER = `const sel=document.getElementById('filter');
+function apply(){const v=sel.value;let n=0;for(const r of document.querySelectorAll('tr.sample')){const on=!v||r.dataset.status===v;r.hidden=!on;if(on)n++}document.getElementById('shown').textContent=String(n)}
+sel.addEventListener('change',apply);apply();`;
+
+/** The report's HTML (pure). */
+export function renderReport(run: RunRecord, samples: ReportSample[]): string {
+  const totals = totalsOf(
+    run,
+    samples.map((s) => s.sample),
+    samples.flatMap((s) => (s.result ? [s.result] : [])),
+  );
+  const counts = Object.entries(totals.counts).filter(([, n]) => n > 0);
+  const rows = samples
+    .map(({ sample, result, shots, actions }) => {
+      const status = result?.status ?? sample.status;
+      const tokens = Number(result?.usage.promptTokens ?? 0) + Number(result?.usage.completionTokens ?? 0);
+      const cost = Number(result?.usage.costUsd ?? 0);
+      const timeline = shots
+        .map(
+          (s, i) =>
+            `<figure data-sha256="${esc(s.sha256)}">${s.dataUri ? `<img alt="${esc(fileOf(s.key))}" src="${s.dataUri}">` : '<em>missing</em>'}` +
+            `<figcaption>${i + 1}. ${esc(fileOf(s.key))}<br>sha256 ${esc(s.sha256)}</figcaption></figure>`,
+        )
+        .join('');
+      return (
+        `<tr class="sample" data-status="${esc(status)}" data-sample="${esc(sample.sampleId)}">` +
+        `<td>${esc(sample.sampleId)}<br><a href="${esc(sample.url)}">${esc(sample.url)}</a></td>` +
+        `<td class="status">${esc(status)}</td><td class="reason">${esc(result?.reason ?? sample.reason ?? '')}</td>` +
+        `<td><pre class="data">${esc(JSON.stringify(result?.data ?? null, null, 2))}</pre></td>` +
+        `<td class="tokens">${tokens}</td><td class="cost">${cost.toFixed(6)}</td>` +
+        `<td>${timeline || '—'}<details><summary>action log</summary><pre class="actions">${esc(JSON.stringify(actions, null, 2))}</pre></details></td></tr>`
+      );
+    })
+    .join('\n');
+  const options = ['', ...Object.keys(totals.counts)]
+    .map((s) => `<option value="${s}">${s || 'all statuses'}</option>`)
+    .join('');
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>browserfn run ${esc(run.runId)}</title>
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
+<style>${CSS}</style></head><body>
+<h1>Run ${esc(run.runId)}</h1>
+<p class="totals"><span>status <b id="run-status">${esc(run.status)}</b></span><span>samples <b id="total-samples">${totals.samples}</b></span>
+${counts.map(([k, n]) => `<span>${esc(k)} <b class="count" data-status="${esc(k)}">${n}</b></span>`).join('')}
+<span>tokens <b id="total-tokens">${totals.promptTokens + totals.completionTokens}</b></span><span>cost <b id="total-cost">$${totals.costUsd.toFixed(4)}</b></span>
+<span>duration <b>${(totals.durationMs / 1000).toFixed(1)} s</b></span>${run.manifestHead ? `<span>manifest head <code id="manifest-head">${esc(run.manifestHead)}</code></span>` : ''}</p>
+<p><label>Show <select id="filter">${options}</select></label> — <span id="shown"></span> shown</p>
+<table><thead><tr><th>sample</th><th>status</th><th>reason</th><th>data</th><th>tokens</th><th>cost $</th><th>evidence</th></tr></thead>
+<tbody>
+${rows}
+</tbody></table>
+<script>${FILTER}</script></body></html>`;
+}
+
+/** Reads everything the report shows and returns its HTML. */
+export async function buildReport(
+  runStore: RunStore,
+  evidence: EvidenceStore,
+  tenant: string,
+  runId: string,
+): Promise<string | undefined> {
+  const run = await runStore.getRun(tenant, runId);
+  if (!run) return undefined;
+  const [samples, results] = await Promise.all([
+    runStore.listSamples(tenant, runId),
+    runStore.listResults(tenant, runId),
+  ]);
+  const byId = new Map(results.map((r) => [r.sampleId, r]));
+  const out: ReportSample[] = [];
+  for (const sample of samples) {
+    const result = byId.get(sample.sampleId);
+    const files = result?.evidence ?? [];
+    const shots = await Promise.all(
+      files
+        .filter((e) => /\.(png|jpe?g)$/i.test(e.key))
+        .map(async (e) => {
+          const body = await evidence.get(e.key);
+          const type = /\.png$/i.test(e.key) ? 'image/png' : 'image/jpeg';
+          return {
+            ...e,
+            ...(body ? { dataUri: `data:${type};base64,${Buffer.from(body).toString('base64')}` } : {}),
+          };
+        }),
+    );
+    const logKey = files.find((e) => e.key.endsWith('action_log.json'))?.key;
+    const log = logKey ? await evidence.get(logKey) : undefined;
+    let actions: Json = [];
+    if (log) {
+      try {
+        actions = JSON.parse(Buffer.from(log).toString('utf8')) as Json;
+      } catch {
+        actions = Buffer.from(log).toString('utf8');
+      }
+    }
+    out.push({ sample, ...(result ? { result } : {}), shots, actions });
+  }
+  return renderReport(run, out);
+}
+
+/** Builds the report and stores it with the run's evidence; returns its key. */
+export async function writeReport(
+  runStore: RunStore,
+  evidence: EvidenceStore,
+  tenant: string,
+  runId: string,
+): Promise<string | undefined> {
+  const html = await buildReport(runStore, evidence, tenant, runId);
+  if (html === undefined) return undefined;
+  const key = evidenceKey(tenant, runId, 'report.html');
+  await evidence.put(key, html, 'text/html');
+  return key;
+}

@@ -1,0 +1,90 @@
+/**
+ * What runs needs from the agent (lib/agent), as an injected interface: make a sample's first state,
+ * and run one slice of it. `agent-slice-binding.ts` is the one file that names the real implementation.
+ */
+import type { Page } from 'playwright-core';
+import type { LlmClient } from '../llm/types.ts';
+import type { EvidenceStore, Json, RunStore } from '../store/ports.ts';
+import type { TaskSpec } from './task-spec.ts';
+
+/** The agent's task as lib/agent takes it (AgentTask). */
+export interface SliceTask {
+  goal: string;
+  schema?: Record<string, unknown>;
+  requiredFields?: string[];
+  requiredArtifacts?: string[];
+  keywords?: string[];
+  maxSteps?: number;
+  expectedItems?: number;
+  vision?: 'fallback' | 'always' | 'never';
+  wallClockMs?: number;
+}
+
+export type SliceStatus = 'running' | 'done' | 'partial_success' | 'failed' | 'needs_review';
+
+export interface SliceUsage {
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  costUsd: number;
+  ms: number;
+}
+
+/** The fields of the agent's plain-JSON state that runs reads; the rest is the agent's own. */
+export interface SliceState {
+  version: 1;
+  tenant: string;
+  runId: string;
+  sampleId: string;
+  task: SliceTask;
+  url: string;
+  input: Record<string, string>;
+  step: number;
+  status: SliceStatus;
+  reason?: string;
+  data: Json;
+  usage: SliceUsage;
+  evidence: { key: string; sha256: string }[];
+  checkpointSeq: number;
+}
+
+export interface SliceDeps {
+  runStore: RunStore;
+  evidence: EvidenceStore;
+  llm?: LlmClient;
+  /** A fresh isolated context (auth profile loaded) and its page; `close` ends the context. */
+  newPage: () => Promise<{ page: Page; close: () => Promise<void> }>;
+  checkNavigation?: (url: string) => Promise<void>;
+  variables?: Record<string, string>;
+  log?: (event: { level: 'debug' | 'info' | 'warn'; msg: string; [k: string]: unknown }) => void;
+}
+
+export interface SliceRunner {
+  newState(init: {
+    tenant: string;
+    runId: string;
+    sampleId: string;
+    task: SliceTask;
+    url: string;
+    input?: Record<string, string>;
+  }): SliceState;
+  /** Works until the sample ends or `deadline` (epoch ms) nears; checkpoints and the one result are its job. */
+  runSlice(state: SliceState, deps: SliceDeps, opts: { deadline: number }): Promise<SliceState>;
+}
+
+export const isFinal = (status: SliceStatus) => status !== 'running';
+
+/** The spec's fields in the agent's task shape. */
+export function taskFromSpec(spec: TaskSpec): SliceTask {
+  return {
+    goal: spec.goal,
+    ...(spec.outputSchema ? { schema: spec.outputSchema } : {}),
+    ...(spec.requiredFields ? { requiredFields: spec.requiredFields } : {}),
+    ...(spec.requiredArtifacts ? { requiredArtifacts: spec.requiredArtifacts } : {}),
+    ...(spec.keywords ? { keywords: spec.keywords } : {}),
+    maxSteps: spec.maxSteps,
+    ...(spec.expectedItems ? { expectedItems: spec.expectedItems } : {}),
+    vision: spec.vision,
+    ...(spec.wallClockSeconds ? { wallClockMs: spec.wallClockSeconds * 1000 } : {}),
+  };
+}

@@ -1,0 +1,125 @@
+/**
+ * The task of a run: what every sample's agent is asked to do, with the run's limits. One zod schema
+ * gives the type, the validator (errors name the field) and the JSON Schema a planner model fills.
+ */
+import { z } from 'zod';
+
+const host = z
+  .string()
+  .min(1)
+  .regex(/^[a-z0-9.-]+(:\d+)?$|^default$/i, 'a host name like "example.com" (optionally :port) or "default"');
+
+export const RateLimitSchema = z.object({
+  ratePerSecond: z.number().positive().max(1000).describe('requests per second allowed on average'),
+  burst: z.number().int().min(1).max(100).optional().describe('requests allowed at once after a pause'),
+});
+
+export const AuthProfileSchema = z
+  .object({
+    file: z.string().min(1).optional().describe('a Playwright storage-state JSON file (CLI only)'),
+    key: z.string().min(1).optional().describe("an evidence-store key under the tenant's prefix"),
+  })
+  .refine((a) => (a.file === undefined) !== (a.key === undefined), {
+    message: 'give exactly one of "file" or "key"',
+  })
+  .describe('saved cookies and localStorage loaded into every sample context (a signed-in profile)');
+
+export const TaskSpecSchema = z
+  .object({
+    goal: z.string().trim().min(1).max(4000).describe('what the agent must do on each sample URL'),
+    outputSchema: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('JSON Schema (an object schema) of the data each sample returns'),
+    requiredFields: z
+      .array(z.string().min(1))
+      .optional()
+      .describe('fields that must be present (not null) for a sample to count as done'),
+    requiredArtifacts: z
+      .array(z.string().min(1))
+      .optional()
+      .describe('screenshot labels that must have been saved for a sample to count as done'),
+    keywords: z.array(z.string().min(1)).optional().describe('words that mark relevant page parts'),
+    maxSteps: z.number().int().min(1).max(200).default(20).describe('agent steps per sample'),
+    model: z
+      .string()
+      .regex(/^[a-z-]+\/.+$/, 'written "provider/model", e.g. openai/gpt-4.1-mini')
+      .optional()
+      .describe('model for this run; the configured default when absent'),
+    vision: z.enum(['fallback', 'always', 'never']).default('fallback').describe('screenshots to the model'),
+    authProfile: AuthProfileSchema.optional(),
+    expectedItems: z.number().int().min(1).optional().describe('items a list answer should hold'),
+    rateLimits: z
+      .record(host, RateLimitSchema)
+      .optional()
+      .describe('per-host pacing shared by all workers; the "default" entry applies to other hosts'),
+    concurrency: z.number().int().min(1).max(1000).default(4).describe('samples worked on at once'),
+    wallClockSeconds: z.number().int().min(1).max(86_400).optional().describe('time limit per sample'),
+    maxSlices: z
+      .number()
+      .int()
+      .min(1)
+      .max(1000)
+      .default(50)
+      .describe('slices (Lambda invocations) per sample before it is failed as stuck'),
+  })
+  .strict();
+
+/** The spec after validation, with defaults filled in. */
+export type TaskSpec = z.output<typeof TaskSpecSchema>;
+/** The spec as written by a user or a planner (defaults may be missing). */
+export type TaskSpecInput = z.input<typeof TaskSpecSchema>;
+
+export class SpecError extends Error {
+  override name = 'SpecError';
+  constructor(
+    message: string,
+    readonly issues: { path: string; message: string }[] = [],
+  ) {
+    super(message);
+  }
+}
+
+/** Validates a spec; the error names the first bad field (`maxSteps: …`). */
+export function parseTaskSpec(value: unknown): TaskSpec {
+  const parsed = TaskSpecSchema.safeParse(value);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => ({
+      path: i.path.map(String).join('.') || '(spec)',
+      message: i.message,
+    }));
+    throw new SpecError(`task spec ${issues[0]?.path}: ${issues[0]?.message}`, issues);
+  }
+  const schema = parsed.data.outputSchema;
+  if (schema && schema.type !== undefined && schema.type !== 'object')
+    throw new SpecError('task spec outputSchema: must describe an object (type "object")', [
+      { path: 'outputSchema', message: 'must describe an object' },
+    ]);
+  if (schema) {
+    // Checked now, not on every sample: a schema no validator can use would fail them all.
+    try {
+      z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
+    } catch (err) {
+      const message = `not a usable JSON Schema (${(err as Error).message.split('\n')[0]})`;
+      throw new SpecError(`task spec outputSchema: ${message}`, [{ path: 'outputSchema', message }]);
+    }
+  }
+  return parsed.data;
+}
+
+/** The spec's JSON Schema, e.g. for the planner's structured reply or for API documentation. */
+export function taskSpecJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(TaskSpecSchema, { io: 'input' }) as Record<string, unknown>;
+}
+
+/** The rate limit that applies to a URL's host: its own entry, else the spec's `default`. */
+export function rateLimitFor(
+  spec: Pick<TaskSpec, 'rateLimits'>,
+  url: string,
+): { host: string; ratePerSecond: number; burst?: number } | undefined {
+  const h = new URL(url).host.toLowerCase();
+  const limits = spec.rateLimits ?? {};
+  const own = Object.entries(limits).find(([k]) => k.toLowerCase() === h)?.[1];
+  const limit = own ?? limits.default;
+  return limit ? { host: h, ...limit } : undefined;
+}

@@ -1,0 +1,86 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
+import { closeSharedBrowser } from '../../lib/browser/session.ts';
+import { createRun } from '../../lib/runs/run-records.ts';
+import { parseTaskSpec } from '../../lib/runs/task-spec.ts';
+import { LocalEvidenceStore } from '../../lib/store/local-evidence-store.ts';
+import { LocalRunStore } from '../../lib/store/local-run-store.ts';
+import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
+import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
+import { titleModel } from '../support/runs-env.ts';
+
+let site: FixtureServer;
+let llm: ScriptedModel;
+let dir: string;
+
+beforeAll(async () => {
+  [site, llm] = await Promise.all([startFixtureServer(), startScriptedModel()]);
+  titleModel(llm);
+  dir = await mkdtemp(join(tmpdir(), 'bfn-fn-'));
+  // What the Lambda's configuration would set.
+  Object.assign(process.env, {
+    BROWSERFN_DATA_DIR: dir,
+    BROWSERFN_ALLOW_HOSTS: `127.0.0.1:${site.port}`,
+    OPENAI_API_KEY: 'sk-test',
+    OPENAI_BASE_URL: llm.openaiBaseURL,
+    BROWSERFN_MODEL: 'openai/gpt-4.1-mini',
+  });
+});
+afterAll(async () => {
+  await closeSharedBrowser();
+  await closeGuardProxies();
+  await site?.close();
+  await llm?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('Lambda entry points of a run', () => {
+  it('agent-slice works a sample to its result, records a crash once, merge totals them', async () => {
+    const runStore = new LocalRunStore(join(dir, 'runs'));
+    const evidence = new LocalEvidenceStore(join(dir, 'evidence'));
+    const input = await createRun(runStore, evidence, {
+      tenant: 'fn',
+      spec: parseTaskSpec({
+        goal: 'product name',
+        outputSchema: { type: 'object', properties: { title: { type: 'string' } } },
+      }),
+      samples: [
+        { sampleId: 'one', url: `${site.url}/products/brass-bell.html`, input: {} },
+        { sampleId: 'two', url: `${site.url}/products/iron-pan.html`, input: {} },
+      ],
+    });
+    const slice = (await import('../../functions/agent-slice.ts')).handler;
+    const merge = (await import('../../functions/merge.ts')).handler;
+    expect(await slice({ tenant: 'fn', runId: input.runId, sampleId: 'one' })).toEqual({
+      final: true,
+      status: 'done',
+    });
+    // A repeated slice (a retry after the result was written) does nothing and says so.
+    const before = llm.requests.length;
+    expect(await slice({ tenant: 'fn', runId: input.runId, sampleId: 'one' })).toEqual({
+      final: true,
+      status: 'done',
+    });
+    expect(llm.requests.length).toBe(before);
+    const crash = { Error: 'Sandbox.Timedout', Cause: 'Task timed out after 900.00 seconds' };
+    expect(await slice({ tenant: 'fn', runId: input.runId, sampleId: 'two', crash })).toEqual({
+      final: true,
+      status: 'failed',
+    });
+    expect(
+      await slice({ tenant: 'fn', runId: input.runId, sampleId: 'two', crash: { Error: 'Other' } }),
+    ).toEqual({
+      final: true,
+      status: 'failed',
+    });
+    expect((await runStore.getResult('fn', input.runId, 'two'))?.reason).toBe(
+      'crashed: Sandbox.Timedout: Task timed out after 900.00 seconds',
+    );
+    const merged = (await merge({ tenant: 'fn', runId: input.runId })) as { counts: Record<string, number> };
+    expect(merged.counts).toMatchObject({ done: 1, failed: 1 });
+    await expect(slice({ tenant: 'fn', runId: input.runId })).rejects.toThrow(/slice event sampleId/);
+  });
+});
