@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { serve } from '@hono/node-server';
-import { policyFromEnv } from '../browser/guard-policy.ts';
+import { mergePolicy, policyFromEnv } from '../browser/guard-policy.ts';
 import { closeSharedBrowser, sharedBrowser } from '../browser/session.ts';
 import { ActionCache } from '../ops/cache.ts';
 import { LocalCacheStore } from '../store/local-cache.ts';
 import { createApp } from './app.ts';
 import { keysFromEnv } from './auth.ts';
+import { DEMO_PATH } from './demo.ts';
 
 export interface ServeOptions {
   port?: number;
@@ -34,9 +35,17 @@ export async function startServer(options: ServeOptions = {}) {
   const cacheDir =
     options.cacheDir ?? process.env.BROWSERFN_CACHE_DIR ?? join(process.cwd(), '.browserfn', 'cache');
   const caches = new Map<string, ActionCache>();
+  // Pages reach this server at a loopback address whatever it binds to; only the demo page is
+  // opened to them, never the API itself.
+  const pageHost =
+    host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  const demo = { url: '' };
+  const policy = policyFromEnv();
   const app = createApp({
     keys,
-    policy: policyFromEnv(),
+    get policy() {
+      return demo.url ? mergePolicy(policy, { allowUrls: [demo.url] }) : policy;
+    },
     browser: sharedBrowser,
     cacheFor: (tenant) => {
       let c = caches.get(tenant);
@@ -51,19 +60,33 @@ export async function startServer(options: ServeOptions = {}) {
         process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...e })}\n`);
     },
   });
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, port, hostname: host }, () => resolve(s));
+    s.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(
+              `port ${port} on ${host} is already in use: stop what is listening there, or pick another port with --port N (or PORT=N)`,
+            )
+          : err.code === 'EACCES'
+            ? new Error(
+                `not allowed to listen on port ${port} on ${host}: pick a port above 1023 with --port N`,
+              )
+            : err,
+      ),
+    );
+  });
   // Warm the browser while the first caller is still typing.
   void sharedBrowser().catch((err) => print(`browser failed to start: ${(err as Error).message}`));
-  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const s = serve({ fetch: app.fetch, port, hostname: host }, () => resolve(s));
-  });
   const address = server.address();
   const actualPort = typeof address === 'object' && address ? address.port : port;
   const base = `http://${host === '0.0.0.0' ? 'localhost' : host}:${actualPort}`;
-  print(`browserfn API listening on ${base}  (OpenAPI: ${base}/openapi.json)`);
+  demo.url = `http://${pageHost}:${actualPort}${DEMO_PATH}`;
+  print(`browserfn API listening on ${base}  (OpenAPI: ${base}/openapi.json, demo page: ${demo.url})`);
   if (generated) print(`no BROWSERFN_API_KEYS set: bound to loopback only; key for this run: ${generated}`);
   print(
-    `try: curl -s ${base}/v1/observe -H 'authorization: Bearer ${generated ?? '<your key>'}' ` +
-      `-H 'content-type: application/json' -d '{"url":"https://example.com"}'`,
+    `try: curl -s ${base}/v1/act -H 'authorization: Bearer ${generated ?? '<your key>'}' ` +
+      `-H 'content-type: application/json' -d '{"url":"${demo.url}","instruction":"click the Sign in button"}'`,
   );
   const close = async () => {
     await new Promise<void>((r) => server.close(() => r()));
