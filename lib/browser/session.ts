@@ -5,7 +5,7 @@ import type { GuardPolicy } from './guard-policy.ts';
 import { policyFromEnv } from './guard-policy.ts';
 import { guardProxyFor, proxyOption } from './guard-proxy.ts';
 import { installNetworkGuard, type NetworkGuard } from './guard-route.ts';
-import { MUTATION_CLOCK, NAME_SHIM, SHADOW_ROOT_HOOK } from './init-scripts.ts';
+import { MUTATION_CLOCK, NAME_SHIM, NAV_INTENT, SHADOW_ROOT_HOOK } from './init-scripts.ts';
 import { launchBrowser } from './launch.ts';
 import { guardedGoto } from './navigate.ts';
 import { BrowserCrashedError, type PageProblem, PageUnreachableError, watchPage } from './page-watch.ts';
@@ -87,6 +87,8 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
     // The remote context was not made by us: give it our init scripts, now and for what loads next.
     await context.addInitScript({ content: `${NAME_SHIM};\n${SHADOW_ROOT_HOOK}\n${MUTATION_CLOCK};` });
     await page.evaluate(`${NAME_SHIM};${MUTATION_CLOCK}`).catch(() => undefined);
+    await context.addInitScript({ content: NAV_INTENT });
+    await page.evaluate(NAV_INTENT).catch(() => undefined);
     // A remote browser cannot reach our proxy: check each request as it leaves instead.
     guard = await installNetworkGuard(context, policy);
     // Detach without closing the remote browser: the caller's session lives on.

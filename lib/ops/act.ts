@@ -56,6 +56,16 @@ const toAction = (o: ObservedElement): Action => ({
   description: o.description,
 });
 
+/** Where a `goto` was headed, as the browser would resolve it. */
+function gotoTarget(action: Action, snap: Snapshot): string | undefined {
+  if (action.method !== 'goto' || !action.args?.[0]) return undefined;
+  try {
+    return new URL(action.args[0], snap.url === 'about:blank' ? undefined : snap.url).toString();
+  } catch {
+    return undefined;
+  }
+}
+
 const isObserved = (v: unknown): v is ObservedElement =>
   typeof v === 'object' && v !== null && 'selector' in v && 'method' in v && !('target' in v);
 
@@ -87,10 +97,12 @@ class Run {
         error: { kind: problem.kind, message: problem.message },
       };
     }
+    const denied = problem?.url ?? (outcome.error?.kind === 'blocked' ? gotoTarget(action, snap) : undefined);
+    if (denied) this.halted = true;
     this.steps.push({
       action: { ...durable(action, snap), description: describe(action, snap) },
       outcome,
-      ...(problem ? { deniedUrl: problem.url } : {}),
+      ...(denied ? { deniedUrl: denied } : {}),
     });
     return outcome;
   }

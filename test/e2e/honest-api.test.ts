@@ -86,17 +86,21 @@ describe('a navigation the guard refuses after the page loaded', () => {
   });
 
   it('inside act (a link, a form, a script on click, a goto) is success:false, kind blocked, with the URL', async () => {
-    for (const [instruction, target] of [
+    const cases: [unknown, string][] = [
       ['click the Secret report link', '/link'],
       ['click the Send button', '/form'],
-      [`go to ${trap.secretOrigin}/goto`, '/goto'],
-    ] as const) {
-      const res = await call('/v1/act', { url: `${trap.origin}/links`, instruction });
+      ['click the Go away button', '/button'],
+      [{ method: 'goto', args: [`${trap.secretOrigin}/goto`] }, '/goto'],
+    ];
+    for (const [what, target] of cases) {
+      const body = typeof what === 'string' ? { instruction: what } : { action: what };
+      const res = await call('/v1/act', { url: `${trap.origin}/links`, ...body });
       const json = await res.json();
-      expect(res.status, instruction).toBe(200);
-      expect(json.success, instruction).toBe(false);
-      expect(json.error.kind, instruction).toBe('blocked');
-      expect(json.error.url, instruction).toBe(`${trap.secretOrigin}${target}`);
+      const label = `${JSON.stringify(what)} ${JSON.stringify(json)}`;
+      expect(res.status, label).toBe(200);
+      expect(json.success, label).toBe(false);
+      expect(json.error.kind, label).toBe('blocked');
+      expect(json.error.url, label).toBe(`${trap.secretOrigin}${target}`);
       expect(json.error.message).toMatch(/loopback/);
     }
     expect(trap.secretHits).toEqual([]);
