@@ -1,4 +1,4 @@
-import type { Browser, Page, Request, Response } from 'playwright-core';
+import type { Browser, Frame, Page, Request, Response } from 'playwright-core';
 import { checkUrl } from './guard.ts';
 import type { GuardPolicy } from './guard-policy.ts';
 import { BLOCKED_HEADER } from './guard-proxy.ts';
@@ -88,16 +88,25 @@ export function watchPage(page: Page, browser: Browser | null, options: WatchOpt
     problem = (async () => (await before) ?? (await p))();
   };
 
-  const onRequest = (r: Request) => {
-    if (!isMain(r) || !/^file:/i.test(r.url())) return;
-    if (options.allowedFile && sameDocument(r.url(), options.allowedFile)) return;
+  let refusedFile: string | undefined;
+  /** A file: page may open another file: page (the browser allows it): only the typed one is ours. */
+  const fileCheck = (url: string) => {
+    if (!/^file:/i.test(url) || url === refusedFile) return;
+    if (options.allowedFile && sameDocument(url, options.allowedFile)) return;
+    refusedFile = url;
     record(
       Promise.resolve({
         kind: 'blocked',
-        url: r.url(),
-        message: `Blocked request to ${r.url()}: file URLs are not allowed`,
+        url,
+        message: `Blocked request to ${url}: file URLs are not allowed`,
       }),
     );
+  };
+  const onRequest = (r: Request) => {
+    if (isMain(r)) fileCheck(r.url());
+  };
+  const onNavigated = (f: Frame) => {
+    if (f === page.mainFrame()) fileCheck(f.url());
   };
   const onResponse = (r: Response) => {
     if (!isMain(r.request())) return;
@@ -133,6 +142,7 @@ export function watchPage(page: Page, browser: Browser | null, options: WatchOpt
     crashed = true;
   };
   page.on('request', onRequest);
+  page.on('framenavigated', onNavigated);
   page.on('response', onResponse);
   page.on('requestfailed', onFailed);
   page.on('crash', onCrash);
@@ -147,6 +157,7 @@ export function watchPage(page: Page, browser: Browser | null, options: WatchOpt
     crashed: () => crashed || (browser ? !browser.isConnected() : false),
     dispose: () => {
       page.off('request', onRequest);
+      page.off('framenavigated', onNavigated);
       page.off('response', onResponse);
       page.off('requestfailed', onFailed);
       page.off('crash', onCrash);
