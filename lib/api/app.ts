@@ -42,12 +42,26 @@ const METHODS: Record<string, string[]> = {
 const errorResponses = {
   400: { description: 'invalid request', content: { 'application/json': { schema: ErrorBody } } },
   401: { description: 'missing or unknown API key', content: { 'application/json': { schema: ErrorBody } } },
+  405: { description: 'wrong HTTP method', content: { 'application/json': { schema: ErrorBody } } },
+  413: { description: 'body too large', content: { 'application/json': { schema: ErrorBody } } },
   403: {
-    description: 'URL blocked by the network guard',
+    description: 'URL (or a navigation of the page after it loaded) blocked by the network guard',
     content: { 'application/json': { schema: ErrorBody } },
   },
   422: {
     description: 'could not resolve the instruction',
+    content: { 'application/json': { schema: ErrorBody } },
+  },
+  502: {
+    description: 'the page could not be reached (unreachable) or the model failed',
+    content: { 'application/json': { schema: ErrorBody } },
+  },
+  503: {
+    description: 'the browser died mid-request (browser_crashed, retryable)',
+    content: { 'application/json': { schema: ErrorBody } },
+  },
+  504: {
+    description: 'the request deadline passed; says what it was waiting for',
     content: { 'application/json': { schema: ErrorBody } },
   },
 };

@@ -39,6 +39,13 @@ export function toErrorResponse(err: unknown): { status: ContentfulStatusCode; b
   }
   if (err instanceof HTTPException) {
     const status = err.status as ContentfulStatusCode;
+    if (status === 415)
+      return {
+        status,
+        body: {
+          error: { kind: 'invalid', message: 'send the body as JSON with content-type: application/json' },
+        },
+      };
     return { status, body: { error: { kind: status === 400 ? 'invalid' : 'http', message: err.message } } };
   }
   const e = err as Error & { kind?: string };

@@ -120,7 +120,10 @@ export async function withPage<T>(
     void session?.close();
   };
   signal.addEventListener('abort', onAbort, { once: true });
-  const dead = () => !signal.aborted && (session?.crashed() || (browser && !browser.isConnected()));
+  // Our own abort (the deadline) closes the page on purpose; a remote browser is judged by its session.
+  const dead = () =>
+    !signal.aborted &&
+    (session?.crashed() || (!req.cdpUrl && browser !== undefined && !browser.isConnected()));
   try {
     try {
       doing.what = `the page ${req.url ?? req.cdpUrl} to load`;

@@ -49,7 +49,7 @@ async function withContext<T>(
   const llm = await modelFor(typeof flags.model === 'string' ? { model: flags.model } : {}, { policy });
   const waiting: Waiting = { what: '' };
   const session = await openPage(page, waiting);
-  waiting.what = `${page.url} to settle`;
+  waiting.what = `the page ${page.url}`;
   const stop = startWaitNotice(waiting);
   try {
     const cacheDir = process.env.BROWSERFN_CACHE_DIR ?? join(process.cwd(), '.browserfn', 'cache');

@@ -259,12 +259,13 @@ describe('the request deadline', () => {
     );
     const sentBy504 = llm.requests.length;
     expect(res.status).toBe(504);
+    expect(sentBy504).toBeGreaterThan(0);
+    // Long enough for every retry the client would otherwise still send (3 retries, ≤ 2 s backoff).
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(llm.requests.length).toBe(sentBy504);
     const json = await res.json();
     expect(json.error.kind).toBe('timeout');
     expect(json.error.message).toMatch(/the model openai\/gpt-4\.1-mini/);
-    expect(sentBy504).toBeGreaterThan(0);
-    await new Promise((r) => setTimeout(r, 3000));
-    expect(llm.requests.length).toBe(sentBy504);
     llm.setHandler(undefined);
   });
 
@@ -297,6 +298,12 @@ describe('HTTP edges', () => {
       [call('/v1/act', '{"url": '), 400],
       [call('/v1/act', 'null'), 400],
       [call('/v1/act', '[]'), 400],
+      [
+        call('/v1/act', '{}', base, {
+          headers: { authorization: 'Bearer key', 'content-type': 'text/plain' },
+        }),
+        415,
+      ],
       [call('/v1/act', { url: `${site.url}/`, instruction: 'x'.repeat(5000) }, small), 413],
       [
         call('/v1/act', { url: `${site.url}/` }, base, { headers: { 'content-type': 'application/json' } }),
