@@ -82,7 +82,7 @@ export function noting(llm: LlmClient, doing: Doing): LlmClient {
 const crashedError = (url: string | undefined) =>
   new OpError(
     'browser_crashed',
-    `the browser closed while working on ${url ?? 'the page'}; it is restarted for the next call, so retry`,
+    `the browser went away while working on ${url ?? 'the page'}; retry the request (the embedded browser is started again for it)`,
   );
 
 /** Errors of opening the first page, as the kinds a caller can act on. */
