@@ -110,6 +110,15 @@ describe('a navigation the guard refuses after the page loaded', () => {
     ).json();
     expect(fine.success).toBe(true);
     expect(fine.url).toBe(`${trap.origin}/fine`);
+    // A link to a page that does not answer: not blocked, but not a success either.
+    const gone = await (
+      await call('/v1/act', { url: `${trap.origin}/links`, instruction: 'click the Gone page link' })
+    ).json();
+    expect(gone.success).toBe(false);
+    expect(gone.error).toMatchObject({
+      kind: 'unreachable',
+      url: `http://127.0.0.1:${trap.closedPort}/gone`,
+    });
   });
 
   it('never lets a page reach file: (a script, a redirect), nor a caller name one', async () => {

@@ -41,6 +41,9 @@ function listen(
 export async function startTrapSites(): Promise<TrapSites> {
   const secretHits: string[] = [];
   const hits: string[] = [];
+  const spare = await listen(() => undefined);
+  const closedPort = spare.port;
+  await new Promise<void>((r) => spare.server.close(() => r()));
   const secret = await listen((req, res) => {
     secretHits.push(req.url ?? '');
     res.end('SECRET');
@@ -79,7 +82,7 @@ export async function startTrapSites(): Promise<TrapSites> {
             `<a href="${s}/link">Secret report</a>
              <form action="${s}/form" method="post"><input name="q" aria-label="Query"><button type="submit">Send</button></form>
              <button type="button" onclick="location.href='${s}/button'">Go away</button>
-             <a href="/fine">Fine page</a>`,
+             <a href="/fine">Fine page</a> <a href="http://127.0.0.1:${closedPort}/gone">Gone page</a>`,
           ),
         );
       case '/fine':
@@ -111,9 +114,6 @@ export async function startTrapSites(): Promise<TrapSites> {
         return html(res, page(`<p>page ${url.pathname}</p>`));
     }
   });
-  const spare = await listen(() => undefined);
-  const closedPort = spare.port;
-  await new Promise<void>((r) => spare.server.close(() => r()));
   return {
     origin: `http://127.0.0.1:${main.port}`,
     port: main.port,
