@@ -258,8 +258,9 @@ describe('the request deadline', () => {
         OPENAI_API_KEY: 'sk-test',
         OPENAI_BASE_URL: llm.openaiBaseURL,
         BROWSERFN_MODEL: 'openai/gpt-4.1-mini',
+        BROWSERFN_MODEL_MAX_RETRIES: '10',
       },
-      requestTimeoutMs: 1500,
+      requestTimeoutMs: 2000,
     });
     const res = await call(
       '/v1/act',
@@ -269,8 +270,8 @@ describe('the request deadline', () => {
     const sentBy504 = llm.requests.length;
     expect(res.status).toBe(504);
     expect(sentBy504).toBeGreaterThan(0);
-    // Long enough for every retry the client would otherwise still send (3 retries, ≤ 2 s backoff).
-    await new Promise((r) => setTimeout(r, 3000));
+    // Long enough for retries the client would otherwise still be sending (backoff ≤ 4 s by then).
+    await new Promise((r) => setTimeout(r, 4000));
     expect(llm.requests.length).toBe(sentBy504);
     const json = await res.json();
     expect(json.error.kind).toBe('timeout');
