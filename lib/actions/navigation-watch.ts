@@ -1,7 +1,10 @@
 import type { Page, Request } from 'playwright-core';
+import { TAKE_NAV_INTENT } from '../browser/init-scripts.ts';
 
 /** How long after an input a navigation it caused must have shown up to be waited for. */
 const NOTICE_MS = 25;
+/** A navigation the page said it started: how long its request may take to show up. */
+const INTENT_MS = 5000;
 
 /**
  * Watches for a top-level navigation caused by the action in between `start()` and `wait()`:
@@ -26,6 +29,12 @@ export function watchNavigation(page: Page, timeoutMs = 30_000) {
     async wait(likely = true): Promise<void> {
       try {
         if (likely) await Promise.race([seen, new Promise((r) => setTimeout(r, NOTICE_MS))]);
+        if (!started) {
+          // The page knows at once when it starts a navigation, even when the browser's network
+          // events for it are late (a busy machine) or the input did not look like one (onclick).
+          const intent = await page.evaluate(TAKE_NAV_INTENT).catch(() => null);
+          if (intent) await Promise.race([seen, new Promise((r) => setTimeout(r, INTENT_MS))]);
+        }
         if (!started) return;
         const response = await started.response().catch(() => null);
         if (!response) return;

@@ -46,7 +46,8 @@ export type ActionErrorKind =
   | 'navigation'
   | 'timeout'
   | 'invalid'
-  | 'blocked';
+  | 'blocked'
+  | 'unreachable';
 
 export interface ActionOutcome {
   ok: boolean;

@@ -1,13 +1,14 @@
 import { createRoute, OpenAPIHono, type z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { act } from '../ops/act.ts';
+import { act, assertKnownVariables } from '../ops/act.ts';
 import { extract } from '../ops/extract.ts';
 import { observe } from '../ops/observe.ts';
 import { OpError } from '../ops/types.ts';
 import { assertKeyRing, type KeyRing, tenantFor } from './auth.ts';
+import { DEMO_PATH, demoPage } from './demo.ts';
 import { toErrorResponse } from './errors.ts';
-import { type OpDeps, withPage } from './run-op.ts';
+import { type Doing, type OpDeps, withPage } from './run-op.ts';
 import { type RunsApiDeps, registerRunRoutes } from './runs.ts';
 import {
   ActRequest,
@@ -34,15 +35,40 @@ export interface AppDeps extends OpDeps {
 
 type Env = { Variables: { tenant: string } };
 
+/** Every route and the methods it answers. */
+const METHODS: Record<string, string[]> = {
+  '/v1/act': ['POST'],
+  '/v1/observe': ['POST'],
+  '/v1/extract': ['POST'],
+  '/v1/runs': ['POST'],
+  '/healthz': ['GET', 'HEAD'],
+  '/openapi.json': ['GET', 'HEAD'],
+  [DEMO_PATH]: ['GET', 'HEAD'],
+};
+
 const errorResponses = {
   400: { description: 'invalid request', content: { 'application/json': { schema: ErrorBody } } },
   401: { description: 'missing or unknown API key', content: { 'application/json': { schema: ErrorBody } } },
+  405: { description: 'wrong HTTP method', content: { 'application/json': { schema: ErrorBody } } },
+  413: { description: 'body too large', content: { 'application/json': { schema: ErrorBody } } },
   403: {
-    description: 'URL blocked by the network guard',
+    description: 'URL (or a navigation of the page after it loaded) blocked by the network guard',
     content: { 'application/json': { schema: ErrorBody } },
   },
   422: {
     description: 'could not resolve the instruction',
+    content: { 'application/json': { schema: ErrorBody } },
+  },
+  502: {
+    description: 'the page could not be reached (unreachable) or the model failed',
+    content: { 'application/json': { schema: ErrorBody } },
+  },
+  503: {
+    description: 'the browser died mid-request (browser_crashed, retryable)',
+    content: { 'application/json': { schema: ErrorBody } },
+  },
+  504: {
+    description: 'the request deadline passed; says what it was waiting for',
     content: { 'application/json': { schema: ErrorBody } },
   },
 };
@@ -65,18 +91,23 @@ const route = <Req extends z.ZodType, Res extends z.ZodType>(
     },
   });
 
-/** Runs `fn` under the request deadline; on timeout the page is closed and a 504 goes back. */
-async function deadline<T>(ms: number, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` under the request deadline; on timeout the page is closed, the model call in flight
+ * is cancelled (no more retries) and a 504 says what it was still waiting for.
+ */
+async function deadline<T>(ms: number, fn: (signal: AbortSignal, doing: Doing) => Promise<T>): Promise<T> {
   const controller = new AbortController();
+  const doing: Doing = { what: 'the browser to start' };
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
+      const what = doing.what;
       controller.abort();
-      reject(new OpError('timeout', `request took longer than ${ms} ms`));
+      reject(new OpError('timeout', `request took longer than ${ms} ms, waiting for ${what}`));
     }, ms);
   });
   try {
-    return await Promise.race([fn(controller.signal), timeout]);
+    return await Promise.race([fn(controller.signal, doing), timeout]);
   } finally {
     clearTimeout(timer);
   }
@@ -110,7 +141,26 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   });
   const timeoutMs = deps.requestTimeoutMs ?? 120_000;
 
+  // A page of our own to try the API on, offline (the local server allows exactly this URL).
+  app.get(DEMO_PATH, (c) => c.html(demoPage()));
+  // A known path asked with the wrong method is a 405 that says which one, before anything else.
+  app.use('*', async (c, next) => {
+    const allowed = METHODS[c.req.path];
+    if (allowed && !allowed.includes(c.req.method))
+      return c.json(
+        {
+          error: {
+            kind: 'method_not_allowed',
+            message: `${c.req.method} ${c.req.path}: use ${allowed.filter((m) => m !== 'HEAD').join(' or ')}`,
+          },
+        },
+        405,
+        { allow: allowed.join(', ') },
+      );
+    await next();
+  });
   app.get('/healthz', (c) => c.json({ ok: true }));
+
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
   app.doc31('/openapi.json', { openapi: '3.1.0', info: { title: 'browserfn', version: '0.1.0' } });
 
@@ -158,7 +208,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     c: Context<Env>,
     body: Parameters<typeof withPage>[0],
     op: Parameters<typeof withPage<T>>[4],
-  ) => deadline(timeoutMs, (signal) => withPage(body, c.get('tenant'), deps, signal, op));
+  ) => deadline(timeoutMs, (signal, doing) => withPage(body, c.get('tenant'), deps, signal, op, doing));
 
   app.openapi(
     route('/v1/act', 'Do what an instruction says on a page', ActRequest, ActResponse),
@@ -183,6 +233,13 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
           },
           400,
         );
+      // Checked before the page opens: nothing is loaded, let alone typed, for a misspelt name.
+      assertKnownVariables(
+        typeof input === 'string'
+          ? input
+          : ('arguments' in input ? input.arguments : (input.args ?? [])).join(' '),
+        body.variables,
+      );
       const result = await run(c, body, (ctx) => act(ctx, input as Parameters<typeof act>[1]));
       return c.json(result as never, 200);
     },

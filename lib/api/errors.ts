@@ -9,7 +9,9 @@ const STATUS: Record<string, ContentfulStatusCode> = {
   not_found: 422,
   not_actionable: 422,
   navigation: 502,
+  unreachable: 502,
   model: 502,
+  browser_crashed: 503,
   timeout: 504,
 };
 
@@ -19,6 +21,10 @@ export interface ErrorPayload {
     message: string;
     issues?: { path: string; message: string }[];
     candidates?: unknown[];
+    /** The URL a blocked or unreachable navigation was headed for. */
+    url?: string;
+    /** The same request may well work if sent again. */
+    retryable?: boolean;
   };
 }
 
@@ -26,11 +32,20 @@ export interface ErrorPayload {
 export function toErrorResponse(err: unknown): { status: ContentfulStatusCode; body: ErrorPayload } {
   if (err instanceof OpError) {
     const body: ErrorPayload = { error: { kind: err.kind, message: err.message } };
+    if (err.url) body.error.url = err.url;
+    if (err.kind === 'browser_crashed') body.error.retryable = true;
     if (err.candidates?.length) body.error.candidates = err.candidates;
     return { status: STATUS[err.kind] ?? 500, body };
   }
   if (err instanceof HTTPException) {
     const status = err.status as ContentfulStatusCode;
+    if (status === 415)
+      return {
+        status,
+        body: {
+          error: { kind: 'invalid', message: 'send the body as JSON with content-type: application/json' },
+        },
+      };
     return { status, body: { error: { kind: status === 400 ? 'invalid' : 'http', message: err.message } } };
   }
   const e = err as Error & { kind?: string };

@@ -9,10 +9,11 @@ import {
 } from '../browser/cdp-guard.ts';
 import { checkUrl } from '../browser/guard.ts';
 import type { GuardPolicy } from '../browser/guard-policy.ts';
+import { BrowserCrashedError, PageUnreachableError } from '../browser/page-watch.ts';
 import { openSession, type Session } from '../browser/session.ts';
 import { createLlmClient } from '../llm/client.ts';
 import { resolveModelConfig } from '../llm/config.ts';
-import type { LlmClient } from '../llm/types.ts';
+import type { LlmClient, StructuredRequest } from '../llm/types.ts';
 import type { ActionCacheLike, OpContext, OpLog, OpOptions } from '../ops/types.ts';
 import { OpError } from '../ops/types.ts';
 
@@ -73,14 +74,53 @@ async function admitCdp(input: string, deps: OpDeps): Promise<string> {
     return await admitCdpUrl(input, deps.cdpPolicy ?? cdpPolicyFromEnv(deps.env ?? process.env));
   } catch (err) {
     if (err instanceof CdpRefusedError) throw new OpError(err.kind, err.message);
-    if (err instanceof CdpConnectError) throw new OpError('navigation', err.message);
+    if (err instanceof CdpConnectError) throw new OpError('unreachable', err.message);
     throw err;
   }
 }
 
+/** What a request is busy with right now, so a deadline can say what was slow. */
+export interface Doing {
+  what: string;
+}
+
+/** The model client, noting in `doing` while a call is out. */
+export function noting(llm: LlmClient, doing: Doing): LlmClient {
+  return {
+    model: llm.model,
+    async generate<R>(req: StructuredRequest<R>) {
+      const before = doing.what;
+      doing.what = `the model ${llm.model} to answer`;
+      try {
+        return await llm.generate(req);
+      } finally {
+        doing.what = before;
+      }
+    },
+  };
+}
+
+const crashedError = (url: string | undefined) =>
+  new OpError(
+    'browser_crashed',
+    `the browser went away while working on ${url ?? 'the page'}; retry the request (the embedded browser is started again for it)`,
+  );
+
+/** Errors of opening the first page, as the kinds a caller can act on. */
+function openFailure(err: unknown, req: OpRequest): OpError {
+  const e = err as Error;
+  const msg = e.message.split('\n')[0] ?? '';
+  if (e.name === 'NetworkBlockedError')
+    return new OpError('blocked', msg, undefined, (e as { url?: string }).url);
+  if (e instanceof PageUnreachableError) return new OpError('unreachable', msg, undefined, e.url);
+  if (e instanceof BrowserCrashedError) return crashedError(req.url);
+  return new OpError('navigation', `could not open ${req.url ?? displayCdpUrl(req.cdpUrl ?? '')}: ${msg}`);
+}
+
 /**
  * Opens a guarded page for one request, runs the op, and always closes the context, whatever
- * happens. The URL is checked against the network guard before the browser sees it.
+ * happens. The URL is checked against the network guard before the browser sees it. Results
+ * carry the HTTP status of the page; a browser that dies on the way is one retryable error.
  */
 export async function withPage<T>(
   req: OpRequest,
@@ -88,10 +128,11 @@ export async function withPage<T>(
   deps: OpDeps,
   signal: AbortSignal,
   op: (ctx: OpContext) => Promise<T>,
-): Promise<T> {
+  doing: Doing = { what: 'working' },
+): Promise<T & { status?: number }> {
   if (req.url) {
     const verdict = await checkUrl(req.url, deps.policy);
-    if (!verdict.ok) throw new OpError('blocked', verdict.message);
+    if (!verdict.ok) throw new OpError('blocked', verdict.message, undefined, verdict.url);
   }
   const cdpUrl = req.cdpUrl ? await admitCdp(req.cdpUrl, deps) : undefined;
   const llm = await modelFor(req, deps);
@@ -101,8 +142,13 @@ export async function withPage<T>(
     void session?.close();
   };
   signal.addEventListener('abort', onAbort, { once: true });
+  // Our own abort (the deadline) closes the page on purpose; a remote browser is judged by its session.
+  const dead = () =>
+    !signal.aborted &&
+    (session?.crashed() || (!req.cdpUrl && browser !== undefined && !browser.isConnected()));
   try {
     try {
+      doing.what = `the page ${req.url ?? req.cdpUrl} to load`;
       session = await openSession({
         ...(browser ? { browser } : {}),
         ...(cdpUrl ? { cdpUrl } : {}),
@@ -110,22 +156,35 @@ export async function withPage<T>(
         policy: deps.policy,
       });
     } catch (err) {
-      const msg = (err as Error).message.split('\n')[0] ?? '';
-      if ((err as Error).name === 'NetworkBlockedError') throw new OpError('blocked', msg);
-      if (err instanceof CdpConnectError) throw new OpError('navigation', msg);
-      throw new OpError('navigation', `could not open ${req.url ?? displayCdpUrl(req.cdpUrl ?? '')}: ${msg}`);
+      if (err instanceof CdpConnectError)
+        throw new OpError('unreachable', (err as Error).message.split('\n')[0] ?? '');
+      throw dead() ? crashedError(req.url) : openFailure(err, req);
     }
+    doing.what = `the page ${req.url ?? req.cdpUrl}`;
     const cache = deps.cacheFor?.(tenant);
+    const s = session;
     const ctx: OpContext = {
-      page: session.page,
-      checkNavigation: session.checkNavigation,
-      ...(llm ? { llm } : {}),
+      page: s.page,
+      checkNavigation: s.checkNavigation,
+      pageProblem: () => s.problem(),
+      signal,
+      ...(llm ? { llm: noting(llm, doing) } : {}),
       ...(req.variables ? { variables: req.variables } : {}),
       ...(req.options ? { options: req.options } : {}),
       ...(deps.log ? { log: deps.log } : {}),
       ...(cache ? { cache } : {}),
     };
-    return await op(ctx);
+    let result: T;
+    try {
+      result = await op(ctx);
+    } catch (err) {
+      // Whatever the error says (a page that could not be read, a target closed), its cause was
+      // the browser going away.
+      throw dead() ? crashedError(req.url) : err;
+    }
+    if (dead()) throw crashedError(req.url);
+    const status = s.status();
+    return status === undefined ? (result as T & { status?: number }) : { ...result, status };
   } finally {
     signal.removeEventListener('abort', onAbort);
     await session?.close();

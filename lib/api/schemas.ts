@@ -144,9 +144,13 @@ export const ErrorBody = z
       message: z.string(),
       issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
       candidates: z.array(z.object({ id: z.number(), role: z.string(), name: z.string() })).optional(),
+      url: z.string().optional().describe('where a blocked or unreachable navigation was headed'),
+      retryable: z.boolean().optional().describe('the same request may well work if sent again'),
     }),
   })
   .openapi('Error');
+
+const PageStatus = z.number().int().optional().describe('HTTP status of the page (a 404 page is still read)');
 
 export const ActResponse = z
   .object({
@@ -157,8 +161,9 @@ export const ActResponse = z
     usage: Usage,
     resolvedBy: Resolved,
     cache: z.enum(['hit', 'miss', 'healed']).optional(),
-    error: z.object({ kind: z.string(), message: z.string() }).optional(),
+    error: z.object({ kind: z.string(), message: z.string(), url: z.string().optional() }).optional(),
     url: z.string(),
+    status: PageStatus,
     ms: z.number(),
   })
   .openapi('ActResponse');
@@ -169,6 +174,7 @@ export const ObserveResponse = z
     usage: Usage,
     resolvedBy: Resolved,
     url: z.string(),
+    status: PageStatus,
     ms: z.number(),
   })
   .openapi('ObserveResponse');
@@ -180,6 +186,7 @@ export const ExtractResponse = z
     resolvedBy: Resolved,
     chunks: z.object({ read: z.number(), total: z.number() }),
     url: z.string(),
+    status: PageStatus,
     ms: z.number(),
   })
   .openapi('ExtractResponse');

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { serve } from '@hono/node-server';
-import { policyFromEnv } from '../browser/guard-policy.ts';
+import { mergePolicy, policyFromEnv } from '../browser/guard-policy.ts';
 import type { OpLog } from '../ops/types.ts';
 import { storesFromEnv } from '../store/config.ts';
 import { createApp } from './app.ts';
 import { keysFromEnv } from './auth.ts';
+import { DEMO_PATH } from './demo.ts';
 import { localRunsApi } from './runs-local.ts';
 import { closeSharedDebuggableBrowser, sharedDebuggableBrowser } from './stagehand/browser.ts';
 import { createStagehandService } from './stagehand/index.ts';
@@ -35,6 +36,11 @@ export async function startServer(options: ServeOptions = {}) {
   const cacheDir =
     options.cacheDir ?? process.env.BROWSERFN_CACHE_DIR ?? join(process.cwd(), '.browserfn', 'cache');
   const policy = policyFromEnv();
+  // Pages reach this server at a loopback address whatever it binds to; only the demo page is
+  // opened to them, never the API itself.
+  const pageHost =
+    host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  const demo = { url: '' };
   const log: OpLog = (e) => {
     if (e.level !== 'debug')
       process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...e })}\n`);
@@ -62,11 +68,34 @@ export async function startServer(options: ServeOptions = {}) {
   const browser = async () => (await sharedDebuggableBrowser()).browser;
   const stores = storesFromEnv();
   const runs = localRunsApi({ runStore: stores.runs, evidence: stores.evidence, browser, policy, log });
-  const app = createApp({ keys, policy, browser, cacheFor, log, stagehand, runs });
+  const app = createApp({
+    keys,
+    get policy() {
+      return demo.url ? mergePolicy(policy, { allowUrls: [demo.url] }) : policy;
+    },
+    browser,
+    cacheFor,
+    log,
+    stagehand,
+    runs,
+  });
   // Warm the browser while the first caller is still typing.
   void browser().catch((err) => print(`browser failed to start: ${(err as Error).message}`));
-  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port, hostname: host }, () => resolve(s));
+    s.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(
+              `port ${port} on ${host} is already in use: stop what is listening there, or pick another port with --port N (or PORT=N)`,
+            )
+          : err.code === 'EACCES'
+            ? new Error(
+                `not allowed to listen on port ${port} on ${host}: pick a port above 1023 with --port N`,
+              )
+            : err,
+      ),
+    );
   });
   // The CDP proxy for Stagehand sessions is a WebSocket: hono's fetch handler never sees upgrades.
   server.on('upgrade', (req, socket, head) => {
@@ -75,11 +104,12 @@ export async function startServer(options: ServeOptions = {}) {
   const address = server.address();
   const actualPort = typeof address === 'object' && address ? address.port : port;
   const base = `http://${host === '0.0.0.0' ? 'localhost' : host}:${actualPort}`;
-  print(`browserfn API listening on ${base}  (OpenAPI: ${base}/openapi.json)`);
+  demo.url = `http://${pageHost}:${actualPort}${DEMO_PATH}`;
+  print(`browserfn API listening on ${base}  (OpenAPI: ${base}/openapi.json, demo page: ${demo.url})`);
   if (generated) print(`no BROWSERFN_API_KEYS set: bound to loopback only; key for this run: ${generated}`);
   print(
-    `try: curl -s ${base}/v1/observe -H 'authorization: Bearer ${generated ?? '<your key>'}' ` +
-      `-H 'content-type: application/json' -d '{"url":"https://example.com"}'`,
+    `try: curl -s ${base}/v1/act -H 'authorization: Bearer ${generated ?? '<your key>'}' ` +
+      `-H 'content-type: application/json' -d '{"url":"${demo.url}","instruction":"click the Sign in button"}'`,
   );
   print(
     `Stagehand scripts: STAGEHAND_API_URL=${base}${stagehand.prefix} BROWSERBASE_BASE_URL=${base}${stagehand.prefix} ` +

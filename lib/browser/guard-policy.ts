@@ -4,6 +4,11 @@ export interface GuardPolicy {
   allowPrivate: boolean;
   /** `host`, `host:port`, `*.suffix`, an IP, or a CIDR such as `10.0.0.0/8`. */
   allowHosts: string[];
+  /**
+   * Exact pages allowed even if private: same origin and path, any query (the local server's own
+   * demo page). Nothing else on that origin is opened by it.
+   */
+  allowUrls?: string[];
 }
 
 export const DEFAULT_POLICY: GuardPolicy = { allowPrivate: false, allowHosts: [] };
@@ -21,5 +26,8 @@ export function mergePolicy(a: GuardPolicy, b: Partial<GuardPolicy>): GuardPolic
   return {
     allowPrivate: a.allowPrivate || !!b.allowPrivate,
     allowHosts: [...new Set([...a.allowHosts, ...(b.allowHosts ?? []).map((h) => h.toLowerCase())])],
+    ...(a.allowUrls || b.allowUrls
+      ? { allowUrls: [...new Set([...(a.allowUrls ?? []), ...(b.allowUrls ?? [])])] }
+      : {}),
   };
 }

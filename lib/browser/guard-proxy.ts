@@ -24,7 +24,11 @@ const shared = new Map<string, Promise<GuardProxy>>();
 
 /** One proxy per policy per process: cheap to keep, and contexts come and go. */
 export function guardProxyFor(policy: GuardPolicy): Promise<GuardProxy> {
-  const key = JSON.stringify([policy.allowPrivate, [...policy.allowHosts].sort()]);
+  const key = JSON.stringify([
+    policy.allowPrivate,
+    [...policy.allowHosts].sort(),
+    [...(policy.allowUrls ?? [])].sort(),
+  ]);
   let p = shared.get(key);
   if (!p) {
     p = startGuardProxy(policy);

@@ -130,6 +130,18 @@ export function isAllowed(policy: GuardPolicy, host: string, port: string, ip?: 
   return false;
 }
 
+/** Is this exact page (origin + path, any query) on the operator's list? */
+export function isAllowedPage(policy: GuardPolicy, url: URL): boolean {
+  return (policy.allowUrls ?? []).some((entry) => {
+    try {
+      const allowed = new URL(entry);
+      return allowed.origin === url.origin && allowed.pathname === url.pathname;
+    } catch {
+      return false;
+    }
+  });
+}
+
 const DOCUMENT_SCHEMES = new Set(['about:', 'data:', 'blob:']);
 const dnsCache = new Map<string, { at: number; ips: string[] }>();
 const DNS_TTL_MS = 30_000;
@@ -170,7 +182,7 @@ export async function checkUrl(
     return blocked(input, `${url.protocol.replace(':', '')} URLs are not allowed`, '');
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-  if (isAllowed(policy, host, port)) return { ok: true };
+  if (isAllowed(policy, host, port) || isAllowedPage(policy, url)) return { ok: true };
   // allowPrivate opens the operator's own network, never the cloud metadata service: that one
   // has to be named in the allow-list on purpose.
   const refused = (ip: string) => {

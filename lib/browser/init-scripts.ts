@@ -52,3 +52,28 @@ export const NO_WEBRTC = `(() => {
     try { delete globalThis[name]; } catch {}
   }
 })()`;
+
+/**
+ * Notes the URL of a navigation this document starts (a link, a form, `location = …`, a refresh)
+ * the moment it starts, via the Navigation API: the browser's network events for it may come
+ * later than the click returns on a busy machine, and an action must not call a page done when
+ * it is about to be replaced (or refused by the guard). Read and cleared by `takeNavIntent`.
+ */
+export const NAV_INTENT = `(() => {
+  if (globalThis.__bfnNavIntent !== undefined || !globalThis.navigation || window.top !== window) return;
+  Object.defineProperty(globalThis, '__bfnNavIntent', { value: null, writable: true, enumerable: false });
+  navigation.addEventListener('navigate', (e) => {
+    const to = e.destination;
+    // Only a new document over http(s): SPA route changes and hash jumps load nothing; a web page
+    // cannot open file: (the browser refuses it), so nothing would come to wait for.
+    if (to && !to.sameDocument && !e.hashChange && !e.downloadRequest && /^https?:/.test(to.url))
+      globalThis.__bfnNavIntent = to.url;
+  });
+})()`;
+
+/** Reads and clears the navigation the main document started, if any. */
+export const TAKE_NAV_INTENT = `(() => {
+  const url = globalThis.__bfnNavIntent ?? null;
+  if (url !== null) globalThis.__bfnNavIntent = null;
+  return url;
+})()`;

@@ -1,13 +1,14 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { type JobContextOptions, newJobContext, newPage } from './context.ts';
-import { assertNavigable } from './guard.ts';
+import { assertNavigable, NetworkBlockedError } from './guard.ts';
 import type { GuardPolicy } from './guard-policy.ts';
 import { policyFromEnv } from './guard-policy.ts';
 import { guardProxyFor, proxyOption } from './guard-proxy.ts';
 import { installNetworkGuard, type NetworkGuard } from './guard-route.ts';
-import { MUTATION_CLOCK, NAME_SHIM, NO_WEBRTC, SHADOW_ROOT_HOOK } from './init-scripts.ts';
+import { MUTATION_CLOCK, NAME_SHIM, NAV_INTENT, NO_WEBRTC, SHADOW_ROOT_HOOK } from './init-scripts.ts';
 import { launchBrowser } from './launch.ts';
 import { guardedGoto } from './navigate.ts';
+import { BrowserCrashedError, type PageProblem, PageUnreachableError, watchPage } from './page-watch.ts';
 import { settle } from './settle.ts';
 
 /**
@@ -45,6 +46,12 @@ export interface Session {
   policy: GuardPolicy;
   /** Checks a navigation target against the guard; throws NetworkBlockedError. */
   checkNavigation(url: string): Promise<void>;
+  /** A main-frame navigation that was refused or failed since the last call (then cleared). */
+  problem(): Promise<PageProblem | undefined>;
+  /** HTTP status of the document on screen. */
+  status(): number | undefined;
+  /** The browser died under this session (not closed by us). */
+  crashed(): boolean;
   close(): Promise<void>;
 }
 
@@ -54,6 +61,11 @@ export interface SessionOptions extends JobContextOptions {
   cdpUrl?: string;
   policy?: GuardPolicy;
   url?: string;
+  /**
+   * A `file:` URL the operator typed (CLI only): the one local page this session may open. The
+   * API never sets it, and no page may navigate to any other `file:` URL.
+   */
+  allowedFile?: string;
 }
 
 /**
@@ -66,8 +78,10 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
   let page: Page;
   let guard: NetworkGuard | undefined;
   let closeAll: () => Promise<void>;
+  let browser: Browser | null;
   if (options.cdpUrl) {
     const remote = await launchBrowser({ cdpUrl: options.cdpUrl });
+    browser = remote;
     context = remote.contexts()[0] ?? (await newJobContext(remote, options));
     page = context.pages()[0] ?? (await newPage(context));
     // The remote context was not made by us: give it our init scripts, now and for what loads next.
@@ -75,6 +89,8 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
       content: `${NO_WEBRTC};\n${NAME_SHIM};\n${SHADOW_ROOT_HOOK}\n${MUTATION_CLOCK};`,
     });
     await page.evaluate(`${NO_WEBRTC};${NAME_SHIM};${MUTATION_CLOCK}`).catch(() => undefined);
+    await context.addInitScript({ content: NAV_INTENT });
+    await page.evaluate(NAV_INTENT).catch(() => undefined);
     // A remote browser cannot reach our proxy: check each request as it leaves instead.
     guard = await installNetworkGuard(context, policy);
     // Detach without closing the remote browser: the caller's session lives on.
@@ -83,29 +99,58 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
       await remote.close().catch(() => undefined);
     };
   } else {
-    const browser = options.browser ?? (await sharedBrowser());
+    browser = options.browser ?? (await sharedBrowser());
     const proxy = await guardProxyFor(policy);
     context = await newJobContext(browser, { ...options, ...(proxy ? { proxy: proxyOption(proxy) } : {}) });
     page = await newPage(context);
     closeAll = () => context.close().catch(() => undefined);
   }
+  const watch = watchPage(page, browser, {
+    policy,
+    ...(options.allowedFile ? { allowedFile: options.allowedFile } : {}),
+  });
   const session: Session = {
     page,
     context,
     ...(guard ? { guard } : {}),
     policy,
     checkNavigation: (url) => assertNavigable(url, policy),
-    close: closeAll,
+    problem: () => watch.take(),
+    status: () => watch.status(),
+    crashed: () => watch.crashed(),
+    close: async () => {
+      watch.dispose();
+      await closeAll();
+    },
   };
   if (options.url) {
     try {
-      await session.checkNavigation(options.url);
-      await guardedGoto(page, options.url);
-      await settle(page);
+      if (options.url !== options.allowedFile) await session.checkNavigation(options.url);
+      await open(session, options.url);
     } catch (err) {
+      const crashed = session.crashed();
       await session.close();
-      throw err;
+      throw crashed ? new BrowserCrashedError(`the browser closed while opening ${options.url}`) : err;
     }
   }
   return session;
+}
+
+/** Loads the first page; a refusal or a failed connection anywhere on the way is an error naming the URL. */
+async function open(session: Session, url: string): Promise<void> {
+  let failure: unknown;
+  try {
+    await guardedGoto(session.page, url);
+  } catch (err) {
+    failure = err;
+  }
+  const problem = await session.problem();
+  if (problem?.kind === 'blocked') throw new NetworkBlockedError(problem.url, 'navigation', problem.message);
+  if (problem?.kind === 'unreachable') throw new PageUnreachableError(problem.url, problem.message);
+  if (failure) throw failure;
+  await settle(session.page);
+  // A meta refresh or a script may have sent the page on right after it loaded.
+  const later = await session.problem();
+  if (later?.kind === 'blocked') throw new NetworkBlockedError(later.url, 'navigation', later.message);
+  if (later?.kind === 'unreachable') throw new PageUnreachableError(later.url, later.message);
 }

@@ -27,14 +27,3 @@ export function intFlag(flags: Flags, name: string): number | undefined {
     throw new UsageError(`--${name} expects a positive whole number, got "${String(v)}"`);
   return n;
 }
-
-export function urlArg(value: string | undefined, what = 'url'): string {
-  if (!value) throw new UsageError(`missing <${what}>`);
-  try {
-    const u = new URL(value);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
-    return u.toString();
-  } catch {
-    throw new UsageError(`<${what}> must be an http(s) URL, got "${value}"`);
-  }
-}

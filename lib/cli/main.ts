@@ -1,6 +1,13 @@
 import { intFlag, parse, UsageError } from './args.ts';
 import { REPORT_USAGE, RUN_USAGE, VERIFY_USAGE } from './run-usage.ts';
 import { SNAPSHOT_USAGE, snapshotCommand } from './snapshot.ts';
+import { ACT_USAGE, EXTRACT_USAGE, OBSERVE_USAGE } from './usage.ts';
+
+const COMMON_HELP =
+  '  --model provider/model   e.g. openai/gpt-4.1-mini (default: BROWSERFN_MODEL; none = zero-token tier only)\n' +
+  '  --selector S             only the part of the page under this CSS selector\n' +
+  '  --vision fallback|always|never  when to send the marked screenshot to the model (default fallback)\n' +
+  '  --budget TOKENS          page text per model call (default 6000)';
 
 const ops = () => import('./ops.ts');
 
@@ -24,24 +31,75 @@ async function serveCommand(argv: string[]): Promise<number> {
 
 type Command = (argv: string[], out: (s: string) => void) => Promise<number>;
 
-const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string }> = {
-  snapshot: { run: async () => snapshotCommand, usage: SNAPSHOT_USAGE },
+const SERVE_USAGE = 'browserfn serve [--port 8787] [--host 127.0.0.1]';
+
+/** Usage line and what the command does: `browserfn <command> --help` prints both. */
+const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string; about: string }> = {
+  snapshot: {
+    run: async () => snapshotCommand,
+    usage: SNAPSHOT_USAGE,
+    about:
+      'Prints what a model would read of the page: one element per line with its id, then a stats line.\n' +
+      '  --selector S      only the part of the page under this CSS selector\n' +
+      '  --budget TOKENS   keep the outline under this many tokens (what matters first)\n' +
+      '  --chunk N         the Nth viewport-sized part of the page\n' +
+      '  --som out.png     also write the screenshot with the element ids drawn on it\n' +
+      '  --json            the whole snapshot as JSON (every id with locator, role, name, URL, box)',
+  },
   act: {
     run: async () => (await ops()).actCommand,
-    usage: 'browserfn act <url> "<instruction>" [--model M] [--var name=value]…',
+    usage: ACT_USAGE,
+    about:
+      'Does what the instruction says on the page and prints the result as JSON (exit 1 if it failed).\n' +
+      '  --var name=value  a secret used as %name% in the instruction; never sent to the model\n' +
+      '  --no-cache        do not replay or record cached actions\n' +
+      COMMON_HELP,
   },
   observe: {
     run: async () => (await ops()).observeCommand,
-    usage: 'browserfn observe <url> ["<instruction>"] [--model M]',
+    usage: OBSERVE_USAGE,
+    about: `Lists the elements that match the instruction (every interactive one without), as JSON.\n${COMMON_HELP}`,
   },
   extract: {
     run: async () => (await ops()).extractCommand,
-    usage: 'browserfn extract <url> ["<instruction>"] [--schema file.json] [--model M]',
+    usage: EXTRACT_USAGE,
+    about:
+      'Reads typed data from the page and prints it as JSON (needs a model unless no instruction is given).\n' +
+      '  --schema file.json  JSON Schema of the data to return\n' +
+      COMMON_HELP,
   },
-  serve: { run: async () => serveCommand, usage: 'browserfn serve [--port 8787] [--host 127.0.0.1]' },
-  run: { run: async () => (await import('./run.ts')).runCommand, usage: RUN_USAGE },
-  report: { run: async () => (await import('./run-tools.ts')).reportCommand, usage: REPORT_USAGE },
-  verify: { run: async () => (await import('./run-tools.ts')).verifyCommand, usage: VERIFY_USAGE },
+  serve: {
+    run: async () => serveCommand,
+    usage: SERVE_USAGE,
+    about:
+      'Serves the HTTP API (and a demo page at /demo) with the embedded browser.\n' +
+      '  --port N     port to listen on (default 8787, or PORT)\n' +
+      '  --host H     address to bind (default 127.0.0.1 without BROWSERFN_API_KEYS, else 0.0.0.0)',
+  },
+  run: {
+    run: async () => (await import('./run.ts')).runCommand,
+    usage: RUN_USAGE,
+    about:
+      'Runs one task over many URLs (one sample per row) through the run state machine, with a progress bar.\n' +
+      '  --task spec.json    the task spec (goal, schema, required fields, limits)\n' +
+      '  --input file.csv    samples: sample_id,url plus input columns; or --url URL for one\n' +
+      '  --prompt "…"        let the model write the spec and the samples (saved as generated_task_spec.json)\n' +
+      '  --concurrency N     samples at once\n' +
+      '  --resume RUN_ID     skip finished samples and continue the others from their checkpoints\n' +
+      '  --out DIR           where runs and evidence are kept (default: the current directory)',
+  },
+  report: {
+    run: async () => (await import('./run-tools.ts')).reportCommand,
+    usage: REPORT_USAGE,
+    about: 'Writes the self-contained HTML report of a run and prints its path.',
+  },
+  verify: {
+    run: async () => (await import('./run-tools.ts')).verifyCommand,
+    usage: VERIFY_USAGE,
+    about:
+      'Re-hashes every evidence file of a run against its hash-chained manifest; names the first entry that\n' +
+      'no longer matches (edited, removed, reordered, added). Exit 1 when the evidence does not verify.',
+  },
 };
 
 const HELP = `browserfn — AI browser automation
@@ -51,7 +109,13 @@ ${Object.values(COMMANDS)
   .map((c) => `  ${c.usage}`)
   .join('\n')}
 
-Environment: BROWSERFN_MODEL, OPENAI_API_KEY, ANTHROPIC_API_KEY, BROWSERFN_CDP_URL, BROWSERFN_ALLOW_HOSTS`;
+<url|file> is an http(s) URL, or a local HTML file (./page.html or file:///…) on the command line.
+\`browserfn <command> --help\` says more about one command.
+
+Environment: BROWSERFN_MODEL, OPENAI_API_KEY, ANTHROPIC_API_KEY, BROWSERFN_CDP_URL, BROWSERFN_ALLOW_HOSTS,
+BROWSERFN_ALLOW_PRIVATE, BROWSERFN_CACHE_DIR, BROWSERFN_API_KEYS, PORT, HOST`;
+
+const wantsHelp = (argv: string[]) => argv.includes('--help') || argv.includes('-h');
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -60,6 +124,10 @@ export async function main(argv: string[]): Promise<number> {
     return name ? 0 : 2;
   }
   const command = COMMANDS[name];
+  if (command && wantsHelp(rest)) {
+    process.stdout.write(`usage: ${command.usage}\n\n${command.about}\n`);
+    return 0;
+  }
   try {
     if (!command)
       throw new UsageError(`unknown command "${name}" (try: ${Object.keys(COMMANDS).join(', ')})`);

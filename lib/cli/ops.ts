@@ -1,22 +1,17 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { modelFor } from '../api/run-op.ts';
-import { closeSharedBrowser, openSession } from '../browser/session.ts';
+import { modelFor, noting } from '../api/run-op.ts';
+import { closeSharedBrowser } from '../browser/session.ts';
 import { act } from '../ops/act.ts';
 import { ActionCache } from '../ops/cache.ts';
 import { extract } from '../ops/extract.ts';
 import { observe } from '../ops/observe.ts';
 import type { OpContext } from '../ops/types.ts';
 import { LocalCacheStore } from '../store/local-cache.ts';
-import { type Flags, intFlag, parse, UsageError, urlArg } from './args.ts';
-import { policyForCli } from './snapshot.ts';
-
-export const ACT_USAGE =
-  'browserfn act <url> "<instruction>" [--model provider/model] [--var name=value]… [--selector S] [--no-cache]';
-export const OBSERVE_USAGE =
-  'browserfn observe <url> ["<instruction>"] [--model provider/model] [--selector S]';
-export const EXTRACT_USAGE =
-  'browserfn extract <url> ["<instruction>"] [--schema file.json] [--model provider/model] [--selector S]';
+import { type Flags, intFlag, parse, UsageError } from './args.ts';
+import { openPage, policyForCli } from './open.ts';
+import { type PageArg, pageArg } from './page-arg.ts';
+import { startWaitNotice, type Waiting } from './wait-notice.ts';
 
 const OPTIONS = {
   model: { type: 'string' },
@@ -40,21 +35,29 @@ function variables(flags: Flags): Record<string, string> | undefined {
   return out;
 }
 
-async function withContext<T>(url: string, flags: Flags, fn: (ctx: OpContext) => Promise<T>): Promise<T> {
-  const policy = policyForCli(url);
+async function withContext<T>(
+  page: PageArg,
+  flags: Flags,
+  fn: (ctx: OpContext) => Promise<T>,
+): Promise<T & { status?: number }> {
+  const policy = policyForCli(page);
   const vision = flags.vision;
   if (vision !== undefined && vision !== 'fallback' && vision !== 'always' && vision !== 'never')
     throw new UsageError('--vision expects fallback, always or never');
   const budget = intFlag(flags, 'budget');
   const vars = variables(flags);
   const llm = await modelFor(typeof flags.model === 'string' ? { model: flags.model } : {}, { policy });
-  const session = await openSession({ url, policy });
+  const waiting: Waiting = { what: '' };
+  const session = await openPage(page, waiting);
+  waiting.what = `the page ${page.url}`;
+  const stop = startWaitNotice(waiting);
   try {
     const cacheDir = process.env.BROWSERFN_CACHE_DIR ?? join(process.cwd(), '.browserfn', 'cache');
-    return await fn({
+    const result = await fn({
       page: session.page,
       checkNavigation: session.checkNavigation,
-      ...(llm ? { llm } : {}),
+      pageProblem: () => session.problem(),
+      ...(llm ? { llm: noting(llm, waiting) } : {}),
       ...(vars ? { variables: vars } : {}),
       ...(flags['no-cache'] ? {} : { cache: new ActionCache(new LocalCacheStore(join(cacheDir, 'cli'))) }),
       options: {
@@ -63,7 +66,10 @@ async function withContext<T>(url: string, flags: Flags, fn: (ctx: OpContext) =>
         ...(budget ? { budget } : {}),
       },
     });
+    const status = session.status();
+    return status === undefined ? (result as T & { status?: number }) : { ...result, status };
   } finally {
+    stop();
     await session.close();
     await closeSharedBrowser();
   }
@@ -71,25 +77,30 @@ async function withContext<T>(url: string, flags: Flags, fn: (ctx: OpContext) =>
 
 export async function actCommand(argv: string[], out: (s: string) => void): Promise<number> {
   const { flags, positionals } = parse(argv, OPTIONS);
-  const url = urlArg(positionals[0]);
+  const page = pageArg(positionals[0]);
   const instruction = positionals[1];
   if (!instruction?.trim()) throw new UsageError('missing "<instruction>"');
-  const result = await withContext(url, flags, (ctx) => act(ctx, instruction));
+  const result = await withContext(page, flags, (ctx) => act(ctx, instruction));
   out(JSON.stringify(result, null, 2));
+  // The JSON is for programs; a failure also gets its one line for the person at the terminal.
+  if (!result.success)
+    process.stderr.write(
+      `browserfn: ${result.error ? `${result.error.kind}: ${result.error.message}` : result.message}\n`,
+    );
   return result.success ? 0 : 1;
 }
 
 export async function observeCommand(argv: string[], out: (s: string) => void): Promise<number> {
   const { flags, positionals } = parse(argv, OPTIONS);
-  const url = urlArg(positionals[0]);
-  const result = await withContext(url, flags, (ctx) => observe(ctx, positionals[1]));
+  const page = pageArg(positionals[0]);
+  const result = await withContext(page, flags, (ctx) => observe(ctx, positionals[1]));
   out(JSON.stringify(result, null, 2));
   return 0;
 }
 
 export async function extractCommand(argv: string[], out: (s: string) => void): Promise<number> {
   const { flags, positionals } = parse(argv, OPTIONS);
-  const url = urlArg(positionals[0]);
+  const page = pageArg(positionals[0]);
   let schema: Record<string, unknown> | undefined;
   if (typeof flags.schema === 'string') {
     let text: string;
@@ -104,7 +115,7 @@ export async function extractCommand(argv: string[], out: (s: string) => void): 
       throw new UsageError(`--schema: ${flags.schema} is not valid JSON (${(err as Error).message})`);
     }
   }
-  const result = await withContext(url, flags, (ctx) => extract(ctx, positionals[1], schema));
+  const result = await withContext(page, flags, (ctx) => extract(ctx, positionals[1], schema));
   out(JSON.stringify(result, null, 2));
   return 0;
 }

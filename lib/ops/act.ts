@@ -27,6 +27,8 @@ const LOW_CONFIDENCE = 0.6;
 interface Step {
   action: Action;
   outcome: ActionOutcome;
+  /** Where a navigation this step caused was refused or failed. */
+  deniedUrl?: string;
 }
 
 /** Rewrites an id target as the element's durable locator, so the action means the same thing tomorrow. */
@@ -54,6 +56,16 @@ const toAction = (o: ObservedElement): Action => ({
   description: o.description,
 });
 
+/** Where a `goto` was headed, as the browser would resolve it. */
+function gotoTarget(action: Action, snap: Snapshot): string | undefined {
+  if (action.method !== 'goto' || !action.args?.[0]) return undefined;
+  try {
+    return new URL(action.args[0], snap.url === 'about:blank' ? undefined : snap.url).toString();
+  } catch {
+    return undefined;
+  }
+}
+
 const isObserved = (v: unknown): v is ObservedElement =>
   typeof v === 'object' && v !== null && 'selector' in v && 'method' in v && !('target' in v);
 
@@ -61,18 +73,37 @@ class Run {
   usage: { total: Usage };
   steps: Step[] = [];
   started = performance.now();
+  /** A step's navigation was refused or never arrived: the page is gone, nothing more may be tried on it. */
+  halted = false;
   constructor(readonly ctx: OpContext) {
     this.usage = { total: emptyUsage(ctx.llm?.model ?? '') };
   }
 
   async exec(action: Action, snap: Snapshot): Promise<ActionOutcome> {
-    const outcome = await executeAction(this.ctx.page, action, {
+    let outcome = await executeAction(this.ctx.page, action, {
       snapshot: snap,
       ...(this.ctx.variables ? { variables: this.ctx.variables } : {}),
       ...(this.ctx.options?.timeoutMs ? { timeoutMs: this.ctx.options.timeoutMs } : {}),
       ...(this.ctx.checkNavigation ? { checkNavigation: this.ctx.checkNavigation } : {}),
     });
-    this.steps.push({ action: { ...durable(action, snap), description: describe(action, snap) }, outcome });
+    // The click itself may have worked while the page it led to was refused: that is the outcome.
+    const problem = await this.ctx.pageProblem?.();
+    if (problem) {
+      this.halted = true;
+      outcome = {
+        ...outcome,
+        ok: false,
+        message: problem.message,
+        error: { kind: problem.kind, message: problem.message },
+      };
+    }
+    const denied = problem?.url ?? (outcome.error?.kind === 'blocked' ? gotoTarget(action, snap) : undefined);
+    if (denied) this.halted = true;
+    this.steps.push({
+      action: { ...durable(action, snap), description: describe(action, snap) },
+      outcome,
+      ...(denied ? { deniedUrl: denied } : {}),
+    });
     return outcome;
   }
 
@@ -91,7 +122,11 @@ class Run {
       ...extra,
     };
     if (!ok && last?.outcome.error && !result.error)
-      result.error = { kind: last.outcome.error.kind as OpErrorKind, message: last.outcome.error.message };
+      result.error = {
+        kind: last.outcome.error.kind as OpErrorKind,
+        message: last.outcome.error.message,
+        ...(last.deniedUrl ? { url: last.deniedUrl } : {}),
+      };
     return result;
   }
 }
@@ -122,6 +157,7 @@ async function inferAction(
         schemaName: 'choose_action',
       },
       run.usage,
+      ctx.signal,
     );
     return res.value;
   };
@@ -163,6 +199,7 @@ async function secondStep(run: Run, instruction: string, before: Snapshot): Prom
       schemaName: 'choose_option',
     },
     run.usage,
+    run.ctx.signal,
   );
   const r = res.value;
   if (r.elementId === null || !elementById(after, r.elementId)) return false;
@@ -185,6 +222,7 @@ export async function act(ctx: OpContext, input: string | Action | ObservedEleme
   const run = new Run(ctx);
   if (typeof input !== 'string') {
     const action = isObserved(input) ? toAction(input) : input;
+    assertKnownVariables((action.args ?? []).join(' '), ctx.variables);
     const snap = await readPage(ctx);
     await run.exec(action, snap);
     return run.done('direct');
@@ -192,6 +230,7 @@ export async function act(ctx: OpContext, input: string | Action | ObservedEleme
   const instruction = input.trim();
   if (!instruction)
     throw new OpError('invalid', 'instruction is empty: say what to do, e.g. "click the Sign in button"');
+  assertKnownVariables(instruction, ctx.variables);
   let snap = await readPage(ctx, { keywords: keywordsOf(instruction) });
   const query: CacheQuery = {
     instruction,
@@ -206,6 +245,7 @@ export async function act(ctx: OpContext, input: string | Action | ObservedEleme
     const hit = await ctx.cache.lookup(query);
     if (hit) {
       const replay = await replayCached(run, hit.actions, snap);
+      if (run.halted) return run.done('cache', { cache: 'hit' });
       if (replay === 'same') return run.done('cache', { cache: 'hit' });
       if (replay === 'moved') {
         const healed = run.done('cache', { cache: 'healed' });
@@ -233,7 +273,7 @@ export async function act(ctx: OpContext, input: string | Action | ObservedEleme
   const decision = matchInstruction(instruction, snap);
   if (decision.kind === 'action') {
     const out = await run.exec(decision.action, snap);
-    if (out.ok || !ctx.llm) return remember('matcher');
+    if (out.ok || !ctx.llm || run.halted) return remember('matcher');
     run.steps = [];
     snap = await readPage(ctx, { keywords: keywordsOf(instruction) });
   }
@@ -252,6 +292,7 @@ export async function act(ctx: OpContext, input: string | Action | ObservedEleme
     );
   }
   let out = await run.exec(inferred.action, snap);
+  if (run.halted) return remember('llm');
   if (!out.ok && RETRYABLE.has(out.error?.kind ?? '')) {
     // Self-heal: the page may have re-rendered between reading and acting. Read it again, once.
     ctx.log?.({
@@ -265,9 +306,11 @@ export async function act(ctx: OpContext, input: string | Action | ObservedEleme
     inferred = await inferAction(run, instruction, snap, `A previous attempt failed: ${failed}`);
     if (!inferred.action) return remember('llm');
     out = await run.exec(inferred.action, snap);
+    if (run.halted) return remember('llm');
   }
   if (out.ok && inferred.twoStep) {
     const picked = await secondStep(run, instruction, snap);
+    if (run.halted) return remember('llm');
     if (!picked) {
       const result = run.done('llm');
       return {
@@ -304,6 +347,21 @@ async function replayCached(run: Run, actions: Action[], first: Snapshot): Promi
   }
   if (actions.length === 0) return false;
   return moved ? 'moved' : 'same';
+}
+
+/**
+ * A `%name%` with no value would be typed literally and look like success: refuse it before
+ * anything happens on the page.
+ */
+export function assertKnownVariables(text: string, variables: Record<string, string> | undefined): void {
+  const unknown = [...new Set(placeholders(text))].filter((n) => !variables || !Object.hasOwn(variables, n));
+  if (unknown.length === 0) return;
+  const known = Object.keys(variables ?? {});
+  throw new OpError(
+    'invalid',
+    `variables: no value for ${unknown.map((n) => `%${n}%`).join(', ')} (send it as variables.${unknown[0]}` +
+      `${known.length ? `; known: ${known.join(', ')}` : ''})`,
+  );
 }
 
 function noModelMessage(instruction: string, candidates: Candidate[]): string {

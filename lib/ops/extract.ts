@@ -85,6 +85,7 @@ export async function extract<
         schemaName: 'extracted',
       },
       usage,
+      ctx.signal,
     );
     data = res.value.data;
     read++;

@@ -1,11 +1,13 @@
 import type { ActionMethod } from '../actions/types.ts';
+import { noModelError } from '../llm/config.ts';
 import type { Snapshot, SnapshotElement } from '../perception/types.ts';
 import { elementById } from '../perception/types.ts';
-import { matchInstruction } from './matcher/index.ts';
+import { formatCandidates } from './matcher/index.ts';
+import { observeWithoutModel } from './observe-match.ts';
 import { ask, emptyUsage, keywordsOf, readPage, userMessage, visionPart } from './page-state.ts';
 import { OBSERVE_SYSTEM, observeUser } from './prompts.ts';
 import { ObserveReply } from './replies.ts';
-import type { ObservedElement, ObserveResult, OpContext } from './types.ts';
+import { type ObservedElement, type ObserveResult, type OpContext, OpError } from './types.ts';
 
 /** The method a person would use on an element of this role. */
 export function defaultMethod(el: SnapshotElement): ActionMethod {
@@ -58,19 +60,19 @@ export async function observe(ctx: OpContext, instruction?: string): Promise<Obs
   });
   if (!text) return finish(everyInteractive(snap), 'matcher');
   if (!ctx.llm) {
-    // Zero-token answer: the matcher's ranking, best first.
-    const decision = matchInstruction(text, snap);
-    if (decision.kind === 'action' && decision.elementId !== undefined) {
-      const el = elementById(snap, decision.elementId);
-      if (el) return finish([observed(el, decision.action.method, decision.action.args ?? [])], 'matcher');
-    }
-    const ranked = decision.kind === 'defer' ? decision.candidates : [];
-    const out: ObservedElement[] = [];
-    for (const c of ranked) {
-      const el = elementById(snap, c.id);
-      if (el) out.push(observed(el, defaultMethod(el), []));
-    }
-    return finish(out, 'matcher');
+    // Zero-token answer when it is sure; otherwise say a model is needed, never an empty list.
+    const found = observeWithoutModel(text, snap);
+    if (found.kind === 'elements')
+      return finish(
+        found.picks.map((p) => observed(p.element, p.method ?? defaultMethod(p.element), p.args ?? [])),
+        'matcher',
+      );
+    const closest = found.candidates.length ? ` ${formatCandidates(found.candidates)}.` : '';
+    throw new OpError(
+      'no_model',
+      `could not answer "${text}" without a model (${found.reason}).${closest} ${noModelError().message}`,
+      found.candidates,
+    );
   }
   const usage = { total: emptyUsage(ctx.llm.model) };
   const withImage =
@@ -84,6 +86,7 @@ export async function observe(ctx: OpContext, instruction?: string): Promise<Obs
       schemaName: 'list_elements',
     },
     usage,
+    ctx.signal,
   );
   const elements: ObservedElement[] = [];
   for (const item of res.value.elements) {

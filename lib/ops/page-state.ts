@@ -14,7 +14,7 @@ export { emptyUsage };
 import { snapshot } from '../perception/snapshot.ts';
 import { setOfMarks } from '../perception/som.ts';
 import type { Snapshot } from '../perception/types.ts';
-import type { OpContext } from './types.ts';
+import { type OpContext, OpError } from './types.ts';
 
 /** Page text per act / observe prompt unless the call says otherwise: enough for any ordinary page. */
 export const DEFAULT_PAGE_BUDGET = 6000;
@@ -25,6 +25,7 @@ export async function readPage(
   extra: { keywords?: string[]; chunk?: number; budget?: number | null } = {},
 ): Promise<Snapshot> {
   await settle(ctx.page, { timeoutMs: 3000 });
+  await assertPageLoaded(ctx);
   // null: the whole page (the caller splits it itself).
   const budget =
     extra.budget === null ? undefined : (extra.budget ?? ctx.options?.budget ?? DEFAULT_PAGE_BUDGET);
@@ -36,8 +37,15 @@ export async function readPage(
     if (!/context was destroyed|navigat|detached/i.test((err as Error).message)) throw err;
     await ctx.page.waitForLoadState('domcontentloaded').catch(() => undefined);
     await settle(ctx.page, { timeoutMs: 3000 });
+    await assertPageLoaded(ctx);
     return read(ctx, extra, budget);
   }
+}
+
+/** The page on screen must be the one navigated to, not the guard's refusal or an error page. */
+async function assertPageLoaded(ctx: OpContext): Promise<void> {
+  const problem = await ctx.pageProblem?.();
+  if (problem) throw new OpError(problem.kind, problem.message, undefined, problem.url);
 }
 
 function read(
@@ -74,13 +82,14 @@ export function userMessage(text: string, image?: ChatMessage['content']): ChatM
   return { role: 'user', content: [{ type: 'text', text }, ...image] };
 }
 
-/** Calls the model and adds its usage to the running total. */
+/** Calls the model and adds its usage to the running total; the caller's deadline cancels it. */
 export async function ask<T>(
   llm: LlmClient,
   req: StructuredRequest<T>,
   usage: { total: Usage },
+  signal?: AbortSignal,
 ): Promise<StructuredResult<T>> {
-  const res = await llm.generate(req);
+  const res = await llm.generate(signal ? { ...req, signal } : req);
   usage.total = addUsage(usage.total, res.usage);
   return res;
 }

@@ -1,5 +1,6 @@
 import type { Page } from 'playwright-core';
 import type { Action, ActionMethod } from '../actions/types.ts';
+import type { PageProblem } from '../browser/page-watch.ts';
 import type { LlmClient, Usage } from '../llm/types.ts';
 import type { Snapshot } from '../perception/types.ts';
 
@@ -14,7 +15,9 @@ export type OpErrorKind =
   | 'timeout'
   | 'blocked'
   | 'invalid'
-  | 'model';
+  | 'model'
+  | 'unreachable'
+  | 'browser_crashed';
 
 export interface Candidate {
   id: number;
@@ -47,6 +50,10 @@ export interface OpContext {
   checkNavigation?: (url: string) => Promise<void>;
   /** Zero-token tier 1 (action cache); optional. */
   cache?: ActionCacheLike;
+  /** A main-frame navigation the guard refused or that never arrived since the last call (then cleared). */
+  pageProblem?: () => Promise<PageProblem | undefined>;
+  /** Aborted when the caller stops waiting (the request deadline): model calls stop with it. */
+  signal?: AbortSignal;
 }
 
 export interface ActionCacheLike {
@@ -76,7 +83,7 @@ export interface ActResult {
   usage: Usage;
   resolvedBy: ResolvedBy;
   cache?: 'hit' | 'miss' | 'healed';
-  error?: { kind: OpErrorKind; message: string; candidates?: Candidate[] };
+  error?: { kind: OpErrorKind; message: string; candidates?: Candidate[]; url?: string };
   url: string;
   ms: number;
 }
@@ -116,6 +123,8 @@ export class OpError extends Error {
     readonly kind: OpErrorKind,
     message: string,
     readonly candidates?: Candidate[],
+    /** The URL a blocked or unreachable navigation was headed for. */
+    readonly url?: string,
   ) {
     super(message);
   }
