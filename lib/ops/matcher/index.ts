@@ -7,6 +7,7 @@
  */
 import type { Action } from '../../actions/types.ts';
 import type { Snapshot } from '../../perception/types.ts';
+import { resolveDialogClose, resolveGlyph, resolveRoleOnly } from './generic.ts';
 import { type ParsedInstruction, parseInstruction, type TargetPhrase } from './parse.ts';
 import {
   type Candidate,
@@ -338,6 +339,22 @@ export function matchInstruction(
     }
     const action = actionFor(parsed, undefined);
     return typeof action === 'string' ? deferWith(action) : answer(action);
+  }
+
+  // Targets named by kind, not words ("the button", "tab #2", "close the dialog"): counted, not scored.
+  const generic = target.closes
+    ? resolveDialogClose(snapshot)
+    : target.roleOnly
+      ? resolveRoleOnly(parsed.verb, target, snapshot, parsed.value)
+      : resolveGlyph(parsed.verb, target, snapshot);
+  if (generic) {
+    if (!generic.ok) {
+      // "click the x" may still be an element called X when no dialog is open.
+      if (!target.closes) return deferWith(generic.reason);
+    } else {
+      const action = actionFor(parsed, generic.cand.element);
+      return typeof action === 'string' ? deferWith(action) : answer(action, generic.cand, generic.margin);
+    }
   }
 
   const main = resolveTarget(parsed, target, snapshot, threshold, need);

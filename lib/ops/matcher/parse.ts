@@ -62,6 +62,18 @@ export interface TargetPhrase {
    * word might be part of the name rather than a count.
    */
   literal?: string;
+  /**
+   * The words name a kind of element and nothing else ("the button", "the text field", "tab #2"):
+   * `phrase` is empty, `roleHint` says which kind and `full` keeps the role word (an element may be
+   * called "Button"). Resolved by role alone: the one usable element of that role, or with
+   * `ordinal` the nth of them in reading order.
+   */
+  roleOnly?: boolean;
+  /**
+   * "close the dialog", "click the x": the control that closes the open dialog (a button named
+   * close / × / x / dismiss inside it), whatever the page calls it.
+   */
+  closes?: 'dialog';
 }
 
 export interface ParsedInstruction {
@@ -154,6 +166,51 @@ const ROLE_WORDS: [string, RoleHint | 'box'][] = (
   ] as [string, RoleHint | 'box'][]
 ).sort((a, b) => b[0].length - a[0].length);
 
+/**
+ * Role words that, alone, mean "the element of that kind" rather than a name. "menu", "icon",
+ * "option", "section", "select" stay names: pages call elements that ("Menu", "Select").
+ */
+const GENERIC_ROLE_WORDS = new Set([
+  'radio button',
+  'option button',
+  'radio',
+  'check box',
+  'checkbox',
+  'tick box',
+  'tickbox',
+  'toggle',
+  'switch',
+  'button',
+  'btn',
+  'hyperlink',
+  'link',
+  'text field',
+  'text box',
+  'textbox',
+  'text input',
+  'input field',
+  'input box',
+  'input',
+  'field',
+  'textarea',
+  'text area',
+  'box',
+  'drop down menu',
+  'drop-down menu',
+  'dropdown menu',
+  'drop-down',
+  'drop down',
+  'dropdown',
+  'select box',
+  'select menu',
+  'combo box',
+  'combobox',
+  'list box',
+  'listbox',
+  'list',
+  'tab',
+]);
+
 const LEADING_PREPOSITION = /^(?:on|onto|at|upon|over)\s+/;
 const ARTICLE = /^(?:the|a|an)\s+/;
 const ORDINAL_PREFIX =
@@ -190,11 +247,14 @@ function targetOf(raw: string, values: string[], family: Family): TargetPhrase |
 
   let hint: RoleHint | 'box' | undefined;
   let full: string | undefined;
+  let roleOnly = false;
   if (ROLE_WORDS.some(([word]) => word === t)) {
-    // "click the menu": the role word is all there is, so it is the name to look for, unless a
-    // count says which one ("the third link").
-    if (ordinal !== undefined) {
+    // "click the menu": the role word is all there is, so it is the name to look for, unless it
+    // is a generic kind ("the button", "the text field") or a count says which one ("the third link").
+    if (ordinal !== undefined || GENERIC_ROLE_WORDS.has(t)) {
       hint = ROLE_WORDS.find(([word]) => word === t)![1];
+      roleOnly = true;
+      full = t;
       t = '';
     }
   } else {
@@ -219,6 +279,7 @@ function targetOf(raw: string, values: string[], family: Family): TargetPhrase |
     ...(roleHint ? { roleHint } : {}),
     ...(ordinal !== undefined ? { ordinal } : {}),
   };
+  if (roleOnly && roleHint) return { phrase: '', ...extras, roleOnly: true, ...(full ? { full } : {}) };
 
   const quoted = MARKER.exec(t);
   if (quoted) {
@@ -229,7 +290,7 @@ function targetOf(raw: string, values: string[], family: Family): TargetPhrase |
   }
   // Quoted words mixed with unquoted ones ("the "Add" button for shoes") are beyond this parser.
   if (HAS_MARKER.test(t)) return undefined;
-  if (!t) return ordinal !== undefined && roleHint ? { phrase: '', ...extras } : undefined;
+  if (!t) return ordinal !== undefined && roleHint ? { phrase: '', ...extras, roleOnly: true } : undefined;
   return {
     phrase: t,
     ...extras,
@@ -237,6 +298,9 @@ function targetOf(raw: string, values: string[], family: Family): TargetPhrase |
     ...(literal ? { literal } : {}),
   };
 }
+
+/** The target names an element: by words, or by its kind alone ("the button"). */
+const named = (t: TargetPhrase | undefined): t is TargetPhrase => !!t && (!!t.phrase || t.roleOnly === true);
 
 /** A value argument: a quoted string or variable, or (when allowed) bare words such as an option. */
 function valueArg(raw: string, values: string[], allowBare: boolean): string | undefined {
@@ -306,12 +370,18 @@ const RE = {
   toggle: /^(?:toggle|flip)(?: (on|off))? (.+)$/,
   hover:
     /^(?:hover|mouse over|mouseover|mouse-over|move (?:the )?(?:mouse|cursor|pointer) (?:over|onto|to)|point at|point to)(?: over| on| onto| above)? (.+)$/,
+  focus:
+    /^(?:focus|put (?:the )?(?:focus|cursor)|place (?:the )?(?:focus|cursor)|set (?:the )?focus|move (?:the )?focus)(?: (?:on|onto|into|in|to|inside|at))? (.+)$/,
+  closeDialog:
+    /^(?:close|dismiss|exit|shut|hide|get rid of)(?: (?:the|this|that))? (?:dialog|modal|popup|pop-up|pop up|overlay|lightbox|modal dialog|dialog box|dialog window|modal window|popup window)$/,
   dblclick: /^(?:double[- ]?click|dbl[- ]?click|double[- ]?tap)(?: on| at)? (.+)$/,
   click:
     /^((?:left[- ]?|single[- ]?)?click|tap|press|hit|push|open|follow|select|choose|pick|activate|trigger)(?: on| at)? (.+)$/,
 } as const;
 
 const SELECT_WORDS = new Set(['select', 'choose', 'pick']);
+/** "the x", "the ×": what people call a dialog's close control. */
+const CLOSE_GLYPH = /^(?:x|×|✕|✖|╳|⨯|x mark|cross)$/;
 /** Placeholder before the first shape matched; never read (every branch reads `m` after a hit). */
 const NO_MATCH = [] as unknown as RegExpExecArray;
 const CHECKABLE_HINTS = new Set<RoleHint>(['checkbox', 'radio', 'switch']);
@@ -368,7 +438,7 @@ export function parseInstruction(input: string): ParsedInstruction | undefined {
     const key = normalizeKey(m[1]!, explicit);
     if (key) {
       const target = m[3] ? targetOf(m[3], values, 'other') : undefined;
-      if (m[3] && !target?.phrase) return undefined;
+      if (m[3] && !named(target)) return undefined;
       // A bare word such as "home" or "delete" may be a button's name as much as a key.
       const bare = !explicit && !target && !key.includes('+') && /^[a-z]+$/.test(m[1]!);
       return {
@@ -384,29 +454,39 @@ export function parseInstruction(input: string): ParsedInstruction | undefined {
   if (on(RE.ensure)) {
     const off = /^(?:un|not|off|deselected)/.test(m[2]!);
     const target = targetOf(m[1]!, values, 'check');
-    return target?.phrase ? { verb: off ? 'uncheck' : 'check', target, word: 'ensure' } : undefined;
+    return named(target) ? { verb: off ? 'uncheck' : 'check', target, word: 'ensure' } : undefined;
   }
+
+  // "focus into the textbox": a click that only focuses, so only a field may take it; a button
+  // would be pressed.
+  if (on(RE.focus)) {
+    const target = targetOf(m[1]!, values, 'other');
+    if (!named(target) || (target.roleHint && target.roleHint !== 'field')) return undefined;
+    return { verb: 'click', target: { ...target, roleHint: 'field' }, word: 'focus' };
+  }
+  if (RE.closeDialog.test(s))
+    return { verb: 'click', target: { phrase: 'close', roleHint: 'button', closes: 'dialog' }, word: 'close' };
 
   // Text entry. The text must be quoted (or a variable): bare words' extent and case are guesses.
   if (on(RE.fillInto)) {
     const value = valueArg(m[1]!, values, false);
     const target = targetOf(m[2]!, values, 'other');
-    return value !== undefined && target?.phrase ? { verb: 'fill', value, target, word: 'type' } : undefined;
+    return value !== undefined && named(target) ? { verb: 'fill', value, target, word: 'type' } : undefined;
   }
   if (RE.fillIntoBare.test(s)) return undefined;
   if (on(RE.intoType)) {
     const value = valueArg(m[2]!, values, false);
     const target = targetOf(m[1]!, values, 'other');
-    return value !== undefined && target?.phrase ? { verb: 'fill', value, target, word: 'type' } : undefined;
+    return value !== undefined && named(target) ? { verb: 'fill', value, target, word: 'type' } : undefined;
   }
   if (on(RE.fillWith)) {
     const value = valueArg(m[2]!, values, false);
     const target = targetOf(m[1]!, values, 'other');
-    return value !== undefined && target?.phrase ? { verb: 'fill', value, target, word: 'fill' } : undefined;
+    return value !== undefined && named(target) ? { verb: 'fill', value, target, word: 'fill' } : undefined;
   }
   if (on(RE.setTo)) {
     const target = targetOf(m[1]!, values, 'other');
-    if (!target?.phrase) return undefined;
+    if (!named(target)) return undefined;
     const quoted = MARKER.test(m[2]!.trim());
     const value = valueArg(m[2]!, values, true);
     if (value === undefined) return undefined;
@@ -420,7 +500,7 @@ export function parseInstruction(input: string): ParsedInstruction | undefined {
   if (on(RE.clear)) {
     const target = targetOf(m[1]!, values, 'other');
     // Only with a field word: "clear filters" is much more likely a button.
-    return target?.phrase && target.roleHint === 'field'
+    return named(target) && target.roleHint === 'field'
       ? { verb: 'fill', value: '', target, word: 'clear' }
       : undefined;
   }
@@ -433,49 +513,52 @@ export function parseInstruction(input: string): ParsedInstruction | undefined {
   if (on(RE.selectFrom)) {
     const value = valueArg(m[1]!, values, true);
     const target = targetOf(m[2]!, values, 'other');
-    return value !== undefined && target?.phrase
+    return value !== undefined && named(target)
       ? { verb: 'select', value, target, word: 'select' }
       : undefined;
   }
   if (on(RE.selectColon)) {
     const target = targetOf(m[1]!, values, 'other');
     const value = valueArg(m[2]!, values, true);
-    return value !== undefined && target?.phrase
+    return value !== undefined && named(target)
       ? { verb: 'select', value, target, word: 'select' }
       : undefined;
   }
 
   if (on(RE.uncheck)) {
     const target = targetOf(m[1]!, values, 'check');
-    return target?.phrase ? { verb: 'uncheck', target, word: 'uncheck' } : undefined;
+    return named(target) ? { verb: 'uncheck', target, word: 'uncheck' } : undefined;
   }
   if (RE.checkNot.test(s)) return undefined;
   if (on(RE.check)) {
     const target = targetOf(m[1]!, values, 'check');
-    return target?.phrase ? { verb: 'check', target, word: 'check' } : undefined;
+    return named(target) ? { verb: 'check', target, word: 'check' } : undefined;
   }
   if (on(RE.toggle)) {
     const target = targetOf(m[2]!, values, 'check');
-    if (!target?.phrase) return undefined;
+    if (!named(target)) return undefined;
     const verb = m[1] === 'on' ? 'check' : m[1] === 'off' ? 'uncheck' : 'toggle';
     return { verb, target, word: 'toggle' };
   }
   if (on(RE.hover)) {
     const target = targetOf(m[1]!, values, 'other');
-    return target && (target.phrase || target.ordinal !== undefined)
+    return named(target)
       ? { verb: 'hover', target, word: 'hover' }
       : undefined;
   }
   if (on(RE.dblclick)) {
     const target = targetOf(m[1]!, values, 'other');
-    return target && (target.phrase || target.ordinal !== undefined)
+    return named(target)
       ? { verb: 'dblclick', target, word: 'double-click' }
       : undefined;
   }
   if (on(RE.click)) {
     const word = m[1]!.replace(/^(?:left|single)[- ]?/, '');
     const target = targetOf(m[2]!, values, SELECT_WORDS.has(word) ? 'check' : 'other');
-    if (!target || (!target.phrase && target.ordinal === undefined)) return undefined;
+    if (!named(target)) return undefined;
+    // "click the x": the close control of the open dialog, which pages rarely call "x".
+    if (CLOSE_GLYPH.test(target.phrase) && !target.quoted && target.ordinal === undefined)
+      return { verb: 'click', target: { ...target, closes: 'dialog' }, word };
     // "select the Terms checkbox" means tick it, which a click would undo if it were ticked.
     if (SELECT_WORDS.has(word) && target.roleHint && CHECKABLE_HINTS.has(target.roleHint))
       return { verb: 'check', target, word };
