@@ -35,7 +35,9 @@ export async function newJobContext(
     acceptDownloads: false,
   });
   // Closed shadow roots are invisible to page scripts, ours included, unless recorded at attach time.
-  await context.addInitScript({ content: `${NAME_SHIM};\n${SHADOW_ROOT_HOOK}\n${CLICK_LISTENER_HOOK}\n${MUTATION_CLOCK};` });
+  await context.addInitScript({
+    content: `${NAME_SHIM};\n${SHADOW_ROOT_HOOK}\n${CLICK_LISTENER_HOOK}\n${MUTATION_CLOCK};`,
+  });
   return context;
 }
 

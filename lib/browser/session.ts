@@ -71,7 +71,9 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
     context = remote.contexts()[0] ?? (await newJobContext(remote, options));
     page = context.pages()[0] ?? (await newPage(context));
     // The remote context was not made by us: give it our init scripts, now and for what loads next.
-    await context.addInitScript({ content: `${NAME_SHIM};\n${SHADOW_ROOT_HOOK}\n${CLICK_LISTENER_HOOK}\n${MUTATION_CLOCK};` });
+    await context.addInitScript({
+      content: `${NAME_SHIM};\n${SHADOW_ROOT_HOOK}\n${CLICK_LISTENER_HOOK}\n${MUTATION_CLOCK};`,
+    });
     await page.evaluate(`${NAME_SHIM};${MUTATION_CLOCK}`).catch(() => undefined);
     // A remote browser cannot reach our proxy: check each request as it leaves instead.
     guard = await installNetworkGuard(context, policy);

@@ -6,7 +6,14 @@
  */
 import type { Snapshot } from '../../perception/types.ts';
 import type { MatchVerb, TargetPhrase } from './parse.ts';
-import { type Candidate, hintFactor, isNativeSelect, type MatchElement, normalize, verbAllows } from './score.ts';
+import {
+  type Candidate,
+  hintFactor,
+  isNativeSelect,
+  type MatchElement,
+  normalize,
+  verbAllows,
+} from './score.ts';
 
 export type GenericPick = { ok: true; cand: Candidate; margin: number } | { ok: false; reason: string };
 
@@ -84,7 +91,9 @@ export function resolveRoleOnly(
 
 const isCloseControl = (el: MatchElement): boolean =>
   CLOSE_ROLES.has(el.role) &&
-  (CLOSE_GLYPHS.has(el.name.trim()) || CLOSE_NAMES.has(normalize(el.name)) || CLOSE_NAMES.has(normalize(el.label ?? '')));
+  (CLOSE_GLYPHS.has(el.name.trim()) ||
+    CLOSE_NAMES.has(normalize(el.name)) ||
+    CLOSE_NAMES.has(normalize(el.label ?? '')));
 
 /**
  * "close the dialog", "click the x": the close control inside the open dialog. Several close
@@ -106,7 +115,11 @@ export function resolveDialogClose(snapshot: Snapshot): GenericPick {
  * it must equal an element's name exactly, on exactly one element. Undefined when the target has
  * words to score.
  */
-export function resolveGlyph(verb: MatchVerb, target: TargetPhrase, snapshot: Snapshot): GenericPick | undefined {
+export function resolveGlyph(
+  verb: MatchVerb,
+  target: TargetPhrase,
+  snapshot: Snapshot,
+): GenericPick | undefined {
   if (!target.quoted || !target.phrase.trim() || normalize(target.phrase)) return undefined;
   const want = target.phrase.trim();
   const hint = target.roleHint;
@@ -121,4 +134,9 @@ export function resolveGlyph(verb: MatchVerb, target: TargetPhrase, snapshot: Sn
   if (hits.length > 1) return { ok: false, reason: `${hits.length} elements are called "${want}"` };
   if (hits[0]!.states.disabled) return { ok: false, reason: `"${want}" is disabled` };
   return picked(hits[0]!);
+}
+
+/** The snapshot cut down to what open dialogs hold. */
+export function inOpenDialog(snapshot: Snapshot): Snapshot {
+  return { ...snapshot, elements: snapshot.elements.filter((e) => e.dialog !== undefined) };
 }

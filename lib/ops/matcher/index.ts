@@ -7,7 +7,7 @@
  */
 import type { Action } from '../../actions/types.ts';
 import type { Snapshot } from '../../perception/types.ts';
-import { resolveDialogClose, resolveGlyph, resolveRoleOnly } from './generic.ts';
+import { inOpenDialog, resolveDialogClose, resolveGlyph, resolveRoleOnly } from './generic.ts';
 import { type ParsedInstruction, parseInstruction, type TargetPhrase } from './parse.ts';
 import {
   type Candidate,
@@ -302,7 +302,7 @@ function actionFor(
  */
 export function matchInstruction(
   instruction: string,
-  snapshot: Snapshot,
+  page: Snapshot,
   opts: MatchOptions = {},
 ): MatchDecision {
   const started = performance.now();
@@ -312,6 +312,8 @@ export function matchInstruction(
 
   const parsed = parseInstruction(instruction);
   if (!parsed) return { kind: 'defer', reason: 'not a form the matcher knows', candidates: [], ms: ms() };
+  // "the OK button in the dialog": only what the open dialog holds is a candidate.
+  const snapshot = parsed.target?.within === 'dialog' ? inOpenDialog(page) : page;
   const deferWith = (reason: string, ranked: Candidate[] = []): MatchDecision => ({
     kind: 'defer',
     reason,

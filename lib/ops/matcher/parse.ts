@@ -74,6 +74,8 @@ export interface TargetPhrase {
    * close / × / x / dismiss inside it), whatever the page calls it.
    */
   closes?: 'dialog';
+  /** "the OK button in the dialog": only elements inside the open dialog count. */
+  within?: 'dialog';
 }
 
 export interface ParsedInstruction {
@@ -130,6 +132,10 @@ const ROLE_WORDS: [string, RoleHint | 'box'][] = (
     ['icon', 'icon'],
     ['hyperlink', 'link'],
     ['link', 'link'],
+    ['input textbox', 'field'],
+    ['input text box', 'field'],
+    ['input text field', 'field'],
+    ['text input field', 'field'],
     ['text field', 'field'],
     ['text box', 'field'],
     ['textbox', 'field'],
@@ -184,6 +190,10 @@ const GENERIC_ROLE_WORDS = new Set([
   'btn',
   'hyperlink',
   'link',
+  'input textbox',
+  'input text box',
+  'input text field',
+  'text input field',
   'text field',
   'text box',
   'textbox',
@@ -225,8 +235,45 @@ const ROLE_CONNECTOR =
 
 type Family = 'check' | 'other';
 
-/** Turns the words after the verb into a target; undefined when they do not name one element. */
+/** "the Cancel button in the dialog", "the button in the dialog box labeled "OK"". */
+const IN_DIALOG =
+  /^(.*?)\s+(?:in|inside|within|on|of) (?:the|this) (?:dialog|modal|popup|pop-up)(?: box| window)?(?:\s+(labelled|labeled|named|called|titled|that says|saying|with the text)\s+(.+))?$/;
+/** "a "checkbox" widget": the quoted word is a kind of element. */
+const WIDGET = /^(\uE000\d+\uE000) widget$/;
+const WIDGET_KINDS: Record<string, RoleHint> = {
+  button: 'button',
+  checkbox: 'checkbox',
+  radio: 'radio',
+  'radio button': 'radio',
+  text: 'field',
+  textbox: 'field',
+  textarea: 'field',
+  link: 'link',
+  dropdown: 'dropdown',
+  select: 'dropdown',
+  tab: 'tab',
+};
+
+/** Targets scoped to the open dialog and kinds named as widgets, then the plain reading. */
 function targetOf(raw: string, values: string[], family: Family): TargetPhrase | undefined {
+  const t = raw.trim().replace(LEADING_PREPOSITION, '').replace(ARTICLE, '');
+  const dialog = IN_DIALOG.exec(t);
+  if (dialog?.[1]) {
+    const inner = targetOf(dialog[3] ? `${dialog[1]} ${dialog[2]} ${dialog[3]}` : dialog[1], values, family);
+    if (!inner || inner.closes) return inner;
+    if (CLOSE_GLYPH.test(inner.phrase) && !inner.ordinal) return { ...inner, closes: 'dialog' };
+    return { ...inner, within: 'dialog' };
+  }
+  const widget = WIDGET.exec(t);
+  if (widget) {
+    const kind = WIDGET_KINDS[(values[Number(widget[1]!.slice(1, -1))] ?? '').toLowerCase()];
+    return kind ? { phrase: '', roleHint: kind, roleOnly: true } : undefined;
+  }
+  return plainTarget(raw, values, family);
+}
+
+/** Turns the words after the verb into a target; undefined when they do not name one element. */
+function plainTarget(raw: string, values: string[], family: Family): TargetPhrase | undefined {
   let t = raw.trim().replace(LEADING_PREPOSITION, '').replace(ARTICLE, '').replace(TRAILING_FILLER, '');
   let ordinal: number | undefined;
   let literal: string | undefined;
@@ -373,7 +420,7 @@ const RE = {
   focus:
     /^(?:focus|put (?:the )?(?:focus|cursor)|place (?:the )?(?:focus|cursor)|set (?:the )?focus|move (?:the )?focus)(?: (?:on|onto|into|in|to|inside|at))? (.+)$/,
   closeDialog:
-    /^(?:close|dismiss|exit|shut|hide|get rid of)(?: (?:the|this|that))? (?:dialog|modal|popup|pop-up|pop up|overlay|lightbox|modal dialog|dialog box|dialog window|modal window|popup window)$/,
+    /^(?:close|dismiss|exit|shut|hide|get rid of)(?: (?:the|this|that))? (?:dialog|modal|popup|pop-up|pop up|overlay|lightbox|modal dialog|dialog box|dialog window|modal window|popup window)(?: by (?:clicking|pressing|tapping|hitting|using)(?: on)?(?: the)? (.+))?$/,
   dblclick: /^(?:double[- ]?click|dbl[- ]?click|double[- ]?tap)(?: on| at)? (.+)$/,
   click:
     /^((?:left[- ]?|single[- ]?)?click|tap|press|hit|push|open|follow|select|choose|pick|activate|trigger)(?: on| at)? (.+)$/,
@@ -382,6 +429,15 @@ const RE = {
 const SELECT_WORDS = new Set(['select', 'choose', 'pick']);
 /** "the x", "the ×": what people call a dialog's close control. */
 const CLOSE_GLYPH = /^(?:x|×|✕|✖|╳|⨯|x mark|cross)$/;
+/** "by clicking the "x"" / "the close button": the words that name a close control. */
+function closeWord(raw: string, values: string[]): boolean {
+  const q = MARKER.exec(raw.trim());
+  const word = (q ? (values[Number(q[1])] ?? '') : raw).trim().toLowerCase();
+  return (
+    CLOSE_GLYPH.test(word) ||
+    /^(?:close|dismiss)(?: button| icon| link)?$|^(?:x|×) (?:button|icon)$/.test(word)
+  );
+}
 /** Placeholder before the first shape matched; never read (every branch reads `m` after a hit). */
 const NO_MATCH = [] as unknown as RegExpExecArray;
 const CHECKABLE_HINTS = new Set<RoleHint>(['checkbox', 'radio', 'switch']);
@@ -464,8 +520,12 @@ export function parseInstruction(input: string): ParsedInstruction | undefined {
     if (!named(target) || (target.roleHint && target.roleHint !== 'field')) return undefined;
     return { verb: 'click', target: { ...target, roleHint: 'field' }, word: 'focus' };
   }
-  if (RE.closeDialog.test(s))
-    return { verb: 'click', target: { phrase: 'close', roleHint: 'button', closes: 'dialog' }, word: 'close' };
+  if (on(RE.closeDialog) && (!m[1] || closeWord(m[1], values)))
+    return {
+      verb: 'click',
+      target: { phrase: 'close', roleHint: 'button', closes: 'dialog' },
+      word: 'close',
+    };
 
   // Text entry. The text must be quoted (or a variable): bare words' extent and case are guesses.
   if (on(RE.fillInto)) {
@@ -542,22 +602,18 @@ export function parseInstruction(input: string): ParsedInstruction | undefined {
   }
   if (on(RE.hover)) {
     const target = targetOf(m[1]!, values, 'other');
-    return named(target)
-      ? { verb: 'hover', target, word: 'hover' }
-      : undefined;
+    return named(target) ? { verb: 'hover', target, word: 'hover' } : undefined;
   }
   if (on(RE.dblclick)) {
     const target = targetOf(m[1]!, values, 'other');
-    return named(target)
-      ? { verb: 'dblclick', target, word: 'double-click' }
-      : undefined;
+    return named(target) ? { verb: 'dblclick', target, word: 'double-click' } : undefined;
   }
   if (on(RE.click)) {
     const word = m[1]!.replace(/^(?:left|single)[- ]?/, '');
     const target = targetOf(m[2]!, values, SELECT_WORDS.has(word) ? 'check' : 'other');
     if (!named(target)) return undefined;
     // "click the x": the close control of the open dialog, which pages rarely call "x".
-    if (CLOSE_GLYPH.test(target.phrase) && !target.quoted && target.ordinal === undefined)
+    if (CLOSE_GLYPH.test(target.phrase.toLowerCase()) && target.ordinal === undefined)
       return { verb: 'click', target: { ...target, closes: 'dialog' }, word };
     // "select the Terms checkbox" means tick it, which a click would undo if it were ticked.
     if (SELECT_WORDS.has(word) && target.roleHint && CHECKABLE_HINTS.has(target.roleHint))

@@ -5,8 +5,9 @@
  * there is no split at all: the whole sentence goes to the model before anything is done, because
  * acting on the first half of a sentence we misread cannot be undone.
  */
-import { HAS_MARKER, lift } from './quotes.ts';
+
 import { type ParsedInstruction, parseInstruction } from './parse.ts';
+import { HAS_MARKER, lift } from './quotes.ts';
 
 export interface InstructionStep {
   /** The part as a sentence of its own, quotes restored: what `matchInstruction` reads. */
@@ -73,7 +74,12 @@ function restore(part: string, values: string[]): string | undefined {
  * when any part is not a sentence the one-step parser reads.
  */
 export function splitInstruction(input: string): InstructionStep[] | undefined {
-  const { text, values } = lift(input.replace(/\u00a0/g, ' ').replace(/\s+/g, ' ').trim());
+  const { text, values } = lift(
+    input
+      .replace(/\u00a0/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim(),
+  );
   const body = text.replace(/[\s.!?]+$/, '');
   const all = splitAll(body, HARD_JOINT)
     .flatMap((p) => splitAll(p, SOFT_JOINT))
