@@ -33,6 +33,9 @@ const CLOSE_NAMES = new Set([
 const CLOSE_GLYPHS = new Set(['×', '✕', '✖', '╳', '⨯', 'x', 'X', '✗', '🗙']);
 const CLOSE_ROLES = new Set(['button', 'link', 'clickable', 'img']);
 
+/** Kind words that also say which element: a textarea is a field, but not every field is one. */
+const TAG_WORDS: Record<string, string> = { textarea: 'textarea', 'text area': 'textarea', text: 'input' };
+
 const picked = (el: MatchElement, margin = 1): GenericPick => ({
   ok: true,
   cand: { element: el, score: 1, base: 1, by: 'name' },
@@ -68,8 +71,10 @@ export function resolveRoleOnly(
   if (!hint) return { ok: false, reason: 'no kind of element named' };
   const why = cannotCount(snapshot);
   if (why) return { ok: false, reason: why };
+  const tag = TAG_WORDS[target.full ?? ''];
   let pool = snapshot.elements.filter(
-    (e) => e.interactive && verbAllows(verb, e) && hintFactor(hint, e) === 1 && !!e.box,
+    (e) =>
+      e.interactive && verbAllows(verb, e) && hintFactor(hint, e) === 1 && !!e.box && (!tag || e.tag === tag),
   );
   // "select A from the dropdown": only the dropdowns that offer A can be meant.
   if (verb === 'select' && value !== undefined && !HAS_VARIABLE.test(value))

@@ -266,8 +266,9 @@ function targetOf(raw: string, values: string[], family: Family): TargetPhrase |
   }
   const widget = WIDGET.exec(t);
   if (widget) {
-    const kind = WIDGET_KINDS[(values[Number(widget[1]!.slice(1, -1))] ?? '').toLowerCase()];
-    return kind ? { phrase: '', roleHint: kind, roleOnly: true } : undefined;
+    const word = (values[Number(widget[1]!.slice(1, -1))] ?? '').toLowerCase();
+    const kind = WIDGET_KINDS[word];
+    return kind ? { phrase: '', roleHint: kind, roleOnly: true, full: word } : undefined;
   }
   return plainTarget(raw, values, family);
 }

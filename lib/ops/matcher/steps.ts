@@ -29,7 +29,7 @@ const PICK_LIST = /^(select|check|tick|choose|pick|mark)\s+(.+,.+)$/i;
 const LIST_SEP = /\s*,\s*(?:and\s+)?|\s+and\s+/i;
 /** A list part that is a clause, not an item ("from the dropdown", "into …"). */
 const NOT_AN_ITEM = /\s(?:from|into|in|on|to|with|as)\s/i;
-const MAX_STEPS = 8;
+const MAX_STEPS = 20;
 /** "select nothing and click Submit": the first part asks for no action at all. */
 const NOTHING = /^(?:select|check|tick|choose|pick|mark) (?:nothing|none)$/i;
 const MARKER_G = /\uE000(\d+)\uE000/g;

@@ -362,6 +362,15 @@ export function semantics() {
     if (el.querySelector(REAL_CONTROLS)) return explicit ? 'clickable' : '';
     const text =
       clean(el.getAttribute('aria-label')) || clean(el.textContent) || clean(el.getAttribute('title'));
+    // A pointer cursor on an empty, sizeless box is styling, not a control.
+    if (
+      !text &&
+      !explicit &&
+      !listener &&
+      !(el as HTMLElement).offsetWidth &&
+      !(el as HTMLElement).offsetHeight
+    )
+      return '';
     if (!text) return 'clickable';
     if (text.length > LONG_TEXT) return explicit || pointer ? 'clickable' : '';
     if (!onclick && !listener && !pointer && !tabbable) return 'clickable';
