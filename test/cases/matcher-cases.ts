@@ -310,6 +310,9 @@ export const RESOLVE_CASES: ResolveCase[] = [
   // A role word alone names the one element of that kind (issue 8: generic role words).
   { page: '/signup.html', instruction: 'click the button', expect: el('button', 'Create account') },
   { page: '/login.html', instruction: 'click the 2nd link', expect: el('link', 'Shop') },
+  { page: '/modal.html', instruction: 'close the dialog', expect: el('button', 'Close') },
+  { page: '/modal.html', instruction: 'click the x', expect: el('button', 'Close') },
+  { page: '/forms-misc.html', instruction: 'focus on the notes field', expect: el('textbox', 'Notes') },
 ].filter((c) => c.expect.method !== 'defer-ok');
 
 export const DEFER_CASES: DeferCase[] = [
@@ -338,6 +341,8 @@ export const DEFER_CASES: DeferCase[] = [
   },
   { page: '/signup.html', instruction: 'type "x" into the field', why: 'many fields' },
   { page: '/login.html', instruction: 'click the link', why: 'several links, no words to tell them apart' },
+  { page: '/login.html', instruction: 'close the dialog', why: 'no dialog is open' },
+  { page: '/login.html', instruction: 'focus the sign in button', why: 'focus would press a button' },
   {
     page: '/signup.html',
     instruction: 'enter "123" into referral code',
