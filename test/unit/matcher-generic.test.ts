@@ -188,3 +188,33 @@ describe('names made of symbols', () => {
     expect(target('click "⇔"', ARROWS)).toBe('defer');
   });
 });
+
+describe('names and counts, case in quotes', () => {
+  it('"Tab #2" as a name must agree with the count', () => {
+    const agree = page([
+      { role: 'tab', name: 'Tab #1' },
+      { role: 'tab', name: 'Tab #2' },
+    ]);
+    expect(target('Click on Tab #2.', agree)).toBe(2);
+    const disagree = page([
+      { role: 'tab', name: 'Tab #2' },
+      { role: 'tab', name: 'Tab #1' },
+    ]);
+    expect(target('Click on Tab #2.', disagree)).toBe('defer');
+  });
+
+  it('quotes pick the exact case among names equal but for case', () => {
+    const cased = page([
+      { role: 'button', name: 'Ok' },
+      { role: 'button', name: 'ok' },
+      { role: 'button', name: 'Cancel' },
+    ]);
+    expect(target('Click on the "ok" button.', cased)).toBe(2);
+    expect(target('click the ok button', cased)).toBe('defer');
+    const same = page([
+      { role: 'button', name: 'ok' },
+      { role: 'button', name: 'ok' },
+    ]);
+    expect(target('Click on the "ok" button.', same)).toBe('defer');
+  });
+});

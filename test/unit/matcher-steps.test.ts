@@ -61,4 +61,20 @@ describe('splitInstruction: compound instructions split at the obvious joints', 
   ])('no split unless every part is plain: %s', (input) => {
     expect(splitInstruction(input)).toBeUndefined();
   });
+
+  it('puts "after …-ing" steps first and "before …-ing" steps last', () => {
+    expect(texts('Click on the "ok" button, after clicking on the link "lorem".')).toEqual([
+      'click on the link "lorem"',
+      'Click on the "ok" button',
+    ]);
+    expect(
+      texts('Select Tobe and click Submit, after entering "abc" into the text field and pressing Submit'),
+    ).toEqual(['enter "abc" into the text field', 'press Submit', 'Select Tobe', 'click Submit']);
+    expect(texts('click Save before closing the dialog')).toEqual(['click Save', 'close the dialog']);
+    expect(splitInstruction('click Save after editing')).toBeUndefined();
+  });
+
+  it('refuses a part that still holds a joint', () => {
+    expect(splitInstruction('type "x" into the field and pressing Submit')).toBeUndefined();
+  });
 });

@@ -83,6 +83,11 @@ export function resolveRoleOnly(
   if (target.ordinal !== undefined) {
     const chosen = target.ordinal === -1 ? pool[pool.length - 1] : pool[target.ordinal - 1];
     if (!chosen) return { ok: false, reason: `there are only ${pool.length} of "${kind}" on the page` };
+    // "Tab #2" may be a name as much as a count: both readings must agree.
+    const literal = normalize(`${kind} ${target.ordinal}`);
+    const named = pool.filter((e) => normalize(e.name) === literal);
+    if (named.length > 0 && (named.length > 1 || named[0] !== chosen))
+      return { ok: false, reason: `"${kind} ${target.ordinal}" reads both as a name and as a count` };
     if (chosen.states.disabled) return { ok: false, reason: `that ${kind} is disabled` };
     return picked(chosen);
   }
@@ -144,4 +149,23 @@ export function resolveGlyph(
 /** The snapshot cut down to what open dialogs hold. */
 export function inOpenDialog(snapshot: Snapshot): Snapshot {
   return { ...snapshot, elements: snapshot.elements.filter((e) => e.dialog !== undefined) };
+}
+
+/**
+ * A quoted name that several elements share once case is ignored ("ok", "Ok", "OK"): quotes mean
+ * "exactly this", so the one element whose text is exactly the quoted text, if only one is.
+ */
+export function resolveExactCase(
+  target: TargetPhrase,
+  ranked: readonly Candidate[],
+  threshold: number,
+): GenericPick | undefined {
+  if (!target.quoted || target.ordinal !== undefined) return undefined;
+  const want = target.phrase.trim();
+  const close = ranked.filter((c) => c.base >= threshold);
+  const exact = close.filter((c) => c.element.name.trim() === want || c.element.label?.trim() === want);
+  if (exact.length !== 1 || close.length < 2) return undefined;
+  const only = exact[0]!;
+  if (only.element.states.disabled) return undefined;
+  return { ok: true, cand: only, margin: 1 };
 }

@@ -7,7 +7,13 @@
  */
 import type { Action } from '../../actions/types.ts';
 import type { Snapshot } from '../../perception/types.ts';
-import { inOpenDialog, resolveDialogClose, resolveGlyph, resolveRoleOnly } from './generic.ts';
+import {
+  inOpenDialog,
+  resolveDialogClose,
+  resolveExactCase,
+  resolveGlyph,
+  resolveRoleOnly,
+} from './generic.ts';
 import { type ParsedInstruction, parseInstruction, type TargetPhrase } from './parse.ts';
 import {
   type Candidate,
@@ -392,7 +398,15 @@ export function matchInstruction(
     }
   }
 
-  if (!main.pick.ok) return deferWith(main.pick.reason, main.ranked);
+  if (!main.pick.ok) {
+    // "ok" among "ok" and "Ok": the quotes say which.
+    const exact = resolveExactCase(target, main.ranked, threshold);
+    if (!exact?.ok) return deferWith(main.pick.reason, main.ranked);
+    const action = actionFor(parsed, exact.cand.element);
+    return typeof action === 'string'
+      ? deferWith(action, main.ranked)
+      : answer(action, exact.cand, exact.margin);
+  }
   const action = actionFor(parsed, main.pick.cand.element);
   if (typeof action === 'string') return deferWith(action, main.ranked);
   return answer(action, main.pick.cand, main.pick.margin);

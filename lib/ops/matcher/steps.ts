@@ -33,14 +33,56 @@ const MAX_STEPS = 20;
 /** "select nothing and click Submit": the first part asks for no action at all. */
 const NOTHING = /^(?:select|check|tick|choose|pick|mark) (?:nothing|none)$/i;
 const MARKER_G = /\uE000(\d+)\uE000/g;
+/** "Click A, after clicking B": the part after "after" comes first; "before" keeps the order. */
+const ORDER_WORD = /^(.+?),?\s+(after|before)\s+([a-z]+ing)\b\s*(.*)$/i;
+/** Gerunds back to the imperative, only for the verbs a step may start with. */
+const GERUNDS: Record<string, string> = {
+  clicking: 'click',
+  tapping: 'tap',
+  pressing: 'press',
+  hitting: 'hit',
+  typing: 'type',
+  entering: 'enter',
+  filling: 'fill',
+  selecting: 'select',
+  choosing: 'choose',
+  picking: 'pick',
+  checking: 'check',
+  unchecking: 'uncheck',
+  ticking: 'tick',
+  closing: 'close',
+  focusing: 'focus',
+};
+
+/**
+ * "A, after doing B and doing C" → ["do B", "do C", "A"]; "A before doing B" → ["A", "do B"].
+ * Every "-ing" step must be a verb we know, or the clause stays whole (and then fails to parse).
+ */
+function reorder(part: string): string[] {
+  const m = ORDER_WORD.exec(part);
+  if (!m || !m[4]) return [part];
+  const clauses = `${m[3]} ${m[4]}`.split(GERUND_JOINT);
+  const steps: string[] = [];
+  for (const clause of clauses) {
+    const g = /^([a-z]+ing)\s+(.+)$/i.exec(clause.trim());
+    const verb = g ? GERUNDS[g[1]!.toLowerCase()] : undefined;
+    if (!g || !verb) return [part];
+    steps.push(`${verb} ${g[2]}`);
+  }
+  return m[2]!.toLowerCase() === 'after' ? [...steps, m[1]!] : [m[1]!, ...steps];
+}
+const GERUND_JOINT = /\s*(?:,\s*(?:and\s+)?|\s+and\s+)(?:then\s+)?(?=[a-z]+ing\s)/i;
+
+/** A part whose target still holds a joint ("the field and pressing Submit") was split wrong. */
+const LEFTOVER_JOINT = /\s(?:and|then|after|before)\s+[a-z]+ing\b|\s(?:then|after that)\s/i;
 
 function splitAll(text: string, joint: RegExp): string[] {
   const out: string[] = [];
   let rest = text;
   for (let m = joint.exec(rest); m; m = joint.exec(rest)) {
+    if (m[0].length === 0) return [text];
     out.push(rest.slice(0, m.index));
     rest = rest.slice(m.index + m[0].length);
-    if (m[0].length === 0) return [text];
   }
   out.push(rest);
   return out;
@@ -82,6 +124,7 @@ export function splitInstruction(input: string): InstructionStep[] | undefined {
   );
   const body = text.replace(/[\s.!?]+$/, '');
   const all = splitAll(body, HARD_JOINT)
+    .flatMap(reorder)
     .flatMap((p) => splitAll(p, SOFT_JOINT))
     .flatMap(expandList)
     .map((p) => p.trim());
@@ -93,7 +136,7 @@ export function splitInstruction(input: string): InstructionStep[] | undefined {
     const restored = restore(part, values);
     if (!restored) return undefined;
     const parsed = parseInstruction(restored);
-    if (!parsed) return undefined;
+    if (!parsed || LEFTOVER_JOINT.test(` ${parsed.target?.phrase ?? ''} `)) return undefined;
     steps.push({ text: restored, parsed });
   }
   return steps;
