@@ -144,6 +144,13 @@ describe('role-only targets: counted, not scored', () => {
     expect(target('Click on a "textarea" widget.', widgets)).toBe(2);
     expect(target('Click on a "text" widget.', widgets)).toBe(1);
     expect(target('click the text field', widgets)).toBe('defer');
+    // "a" widget: any of that kind; "the" widget: only when there is one.
+    const twoBoxes = page([
+      { role: 'checkbox', name: 'ab' },
+      { role: 'checkbox', name: 'cd' },
+    ]);
+    expect(target('Click on a "checkbox" widget.', twoBoxes)).toBe(1);
+    expect(target('click the "checkbox" widget', twoBoxes)).toBe('defer');
   });
 });
 

@@ -386,12 +386,15 @@ describe('parseInstruction: generic role words (issue 8)', () => {
   });
 
   it('"a "checkbox" widget" names a kind', () => {
+    // "a": any one of them will do, so the first in reading order.
     expect(parsed('Click on a "checkbox" widget.').target).toEqual({
       phrase: '',
       roleHint: 'checkbox',
       roleOnly: true,
       full: 'checkbox',
+      ordinal: 1,
     });
+    expect(parsed('click the "checkbox" widget').target?.ordinal).toBeUndefined();
     expect(parsed('click on a "textarea" widget').target).toMatchObject({
       roleHint: 'field',
       full: 'textarea',

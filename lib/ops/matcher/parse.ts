@@ -239,6 +239,7 @@ type Family = 'check' | 'other';
 const IN_DIALOG =
   /^(.*?)\s+(?:in|inside|within|on|of) (?:the|this) (?:dialog|modal|popup|pop-up)(?: box| window)?(?:\s+(labelled|labeled|named|called|titled|that says|saying|with the text)\s+(.+))?$/;
 /** "a "checkbox" widget": the quoted word is a kind of element. */
+const INDEFINITE = /^(?:a|an|any)\s/;
 const WIDGET = /^(\uE000\d+\uE000) widget$/;
 const WIDGET_KINDS: Record<string, RoleHint> = {
   button: 'button',
@@ -256,7 +257,11 @@ const WIDGET_KINDS: Record<string, RoleHint> = {
 
 /** Targets scoped to the open dialog and kinds named as widgets, then the plain reading. */
 function targetOf(raw: string, values: string[], family: Family): TargetPhrase | undefined {
-  const t = raw.trim().replace(LEADING_PREPOSITION, '').replace(ARTICLE, '');
+  const t = raw
+    .trim()
+    .replace(LEADING_PREPOSITION, '')
+    .replace(ARTICLE, '')
+    .replace(/^any\s+/, '');
   const dialog = IN_DIALOG.exec(t);
   if (dialog?.[1]) {
     const inner = targetOf(dialog[3] ? `${dialog[1]} ${dialog[2]} ${dialog[3]}` : dialog[1], values, family);
@@ -268,7 +273,10 @@ function targetOf(raw: string, values: string[], family: Family): TargetPhrase |
   if (widget) {
     const word = (values[Number(widget[1]!.slice(1, -1))] ?? '').toLowerCase();
     const kind = WIDGET_KINDS[word];
-    return kind ? { phrase: '', roleHint: kind, roleOnly: true, full: word } : undefined;
+    if (!kind) return undefined;
+    // "a "checkbox" widget": any one of that kind will do, so the first in reading order.
+    const any = INDEFINITE.test(raw.trim().replace(LEADING_PREPOSITION, ''));
+    return { phrase: '', roleHint: kind, roleOnly: true, full: word, ...(any ? { ordinal: 1 } : {}) };
   }
   return plainTarget(raw, values, family);
 }
