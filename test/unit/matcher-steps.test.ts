@@ -77,4 +77,17 @@ describe('splitInstruction: compound instructions split at the obvious joints', 
   it('refuses a part that still holds a joint', () => {
     expect(splitInstruction('type "x" into the field and pressing Submit')).toBeUndefined();
   });
+
+  it('"enter the username "a" and the password "b" into the text fields": one field per value', () => {
+    expect(
+      texts('Enter the username "kanesha" and the password "Ja9" into the text fields and press login.'),
+    ).toEqual([
+      'Enter "kanesha" into the username field',
+      'Enter "Ja9" into the password field',
+      'press login',
+    ]);
+    expect(
+      splitInstruction('Enter the password "xyz" into both text fields and press submit.'),
+    ).toBeUndefined();
+  });
 });

@@ -97,6 +97,19 @@ function expandList(part: string): string[] {
   return items.map((i) => `${m[1]} ${i}`);
 }
 
+/** "enter the username "x" and the password "y" into the text fields": one field per value. */
+const FIELD_LIST =
+  /^(enter|type|input|fill in|put)\s+(.+?)(\s+(?:into|in)\s+(?:the\s+)?(?:(?:text|input)\s+)?(?:fields|boxes|textboxes|inputs))?$/i;
+const FIELD_ITEM = /^(?:the\s+|your\s+|my\s+)?([a-z][a-z -]{0,30}?)\s+(\uE000\d+\uE000)$/i;
+
+function expandFields(part: string): string[] {
+  const m = FIELD_LIST.exec(part);
+  if (!m) return [part];
+  const items = m[2]!.split(LIST_SEP).map((i) => FIELD_ITEM.exec(i.trim()));
+  if (items.some((i) => !i) || (items.length < 2 && !m[3])) return [part];
+  return items.map((i) => `${m[1]} ${i![2]} into the ${i![1]} field`);
+}
+
 /** Puts the lifted quotes back, so each part reads as the user wrote it. */
 function restore(part: string, values: string[]): string | undefined {
   let ok = true;
@@ -127,6 +140,7 @@ export function splitInstruction(input: string): InstructionStep[] | undefined {
     .flatMap(reorder)
     .flatMap((p) => splitAll(p, SOFT_JOINT))
     .flatMap(expandList)
+    .flatMap(expandFields)
     .map((p) => p.trim());
   const parts = all.filter((p) => !NOTHING.test(p));
   if (all.length < 2 || parts.length < 1 || parts.length > MAX_STEPS) return undefined;
