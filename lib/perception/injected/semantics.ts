@@ -330,6 +330,16 @@ export function semantics() {
     return (el as HTMLElement).isContentEditable;
   }
 
+  /** Whether a few levels of descendants hold an element with a click handler of its own. */
+  function wrapsHandler(el: Element): boolean {
+    const inner = el.getElementsByTagName('*');
+    for (let i = 0; i < inner.length && i < 50; i++) {
+      const d = inner[i]!;
+      if (hasClickListener(d) || (d as HTMLElement).onclick) return true;
+    }
+    return false;
+  }
+
   function navigates(el: Element): boolean {
     if (el.hasAttribute('data-href') || el.hasAttribute('data-url')) return true;
     let src = el.getAttribute('onclick') ?? '';
@@ -362,17 +372,13 @@ export function semantics() {
     if (el.querySelector(REAL_CONTROLS)) return explicit ? 'clickable' : '';
     const text =
       clean(el.getAttribute('aria-label')) || clean(el.textContent) || clean(el.getAttribute('title'));
-    // A pointer cursor on an empty, sizeless box is styling, not a control.
-    if (
-      !text &&
-      !explicit &&
-      !listener &&
-      !(el as HTMLElement).offsetWidth &&
-      !(el as HTMLElement).offsetHeight
-    )
-      return '';
+    // A pointer cursor on an empty box with no area is styling, not a control.
+    const box = el as HTMLElement;
+    if (!text && !explicit && !listener && (!box.offsetWidth || !box.offsetHeight)) return '';
     if (!text) return 'clickable';
     if (text.length > LONG_TEXT) return explicit || pointer ? 'clickable' : '';
+    // A pointer box around a smaller element with its own handler: that element is the control.
+    if (pointer && !explicit && !listener && wrapsHandler(el)) return '';
     if (!onclick && !listener && !pointer && !tabbable) return 'clickable';
     return navigates(el) ? 'link' : 'button';
   }
