@@ -123,7 +123,8 @@ export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
   for (const ref of Array.from(doc.querySelectorAll('[aria-labelledby]')))
     for (const id of (ref.getAttribute('aria-labelledby') ?? '').split(/\s+/)) if (id) namingIds.add(id);
   const frames: RawFrameSlot[] = [];
-  const DIALOG_SELECTOR = 'dialog[open], [role="dialog"], [role="alertdialog"], [aria-modal="true"]';
+  // Key of the open dialog (role dialog / alertdialog, <dialog open>, aria-modal) being walked.
+  let dialogKey = 0;
   const counts = { nodes: 0, canvas: 0, canvasArea: 0, svgIcons: 0, unlabelled: 0, semantic: 0 };
 
   // Paths of ancestors are shared by many elements (every row of a table): compute each once,
@@ -407,6 +408,13 @@ export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
     if (block) breakInline();
     const savedTop = textTop;
     const savedInView = textInView;
+    const savedDialog = dialogKey;
+    if (role === 'dialog' || role === 'alertdialog' || el.getAttribute('aria-modal') === 'true') {
+      const d = el as Tagged & { __bfnDialog?: number };
+      if (!d.__bfnDialog)
+        d.__bfnDialog = g.__bfnDialogSeq = ((g.__bfnDialogSeq as number | undefined) ?? 0) + 1;
+      dialogKey = d.__bfnDialog;
+    }
     if (!isContents) {
       textTop = rect.top + scrollY;
       textInView = inView;
@@ -422,6 +430,7 @@ export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
     else walkChildren(el, childDepth, childCursor, root, covered);
     textTop = savedTop;
     textInView = savedInView;
+    dialogKey = savedDialog;
     if (block) breakInline();
   }
 
@@ -457,12 +466,7 @@ export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
       if (placeholder) extra.placeholder = placeholder;
       if (label) extra.label = label;
       if (tag === 'input') extra.inputType = (el as unknown as HTMLInputElement).type;
-      const dialog = el.closest(DIALOG_SELECTOR) as (Element & { __bfnDialog?: number }) | null;
-      if (dialog) {
-        if (!dialog.__bfnDialog)
-          dialog.__bfnDialog = g.__bfnDialogSeq = ((g.__bfnDialogSeq as number | undefined) ?? 0) + 1;
-        extra.dialog = dialog.__bfnDialog;
-      }
+      if (dialogKey) extra.dialog = dialogKey;
       if (tag === 'select') {
         extra.options = Array.from((el as unknown as HTMLSelectElement).options).map((o) =>
           clean(o.label || o.text),
