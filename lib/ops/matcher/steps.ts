@@ -53,6 +53,8 @@ const GERUNDS: Record<string, string> = {
   closing: 'close',
   focusing: 'focus',
 };
+/** "entering x and pressing y": the joints between the "-ing" steps of an after/before clause. */
+const GERUND_JOINT = /\s*(?:,\s*(?:and\s+)?|\s+and\s+)(?:then\s+)?(?=[a-z]+ing\s)/i;
 
 /**
  * "A, after doing B and doing C" → ["do B", "do C", "A"]; "A before doing B" → ["A", "do B"].
@@ -71,8 +73,6 @@ function reorder(part: string): string[] {
   }
   return m[2]!.toLowerCase() === 'after' ? [...steps, m[1]!] : [m[1]!, ...steps];
 }
-const GERUND_JOINT = /\s*(?:,\s*(?:and\s+)?|\s+and\s+)(?:then\s+)?(?=[a-z]+ing\s)/i;
-
 /** A part whose target still holds a joint ("the field and pressing Submit") was split wrong. */
 const LEFTOVER_JOINT = /\s(?:and|then|after|before)\s+[a-z]+ing\b|\s(?:then|after that)\s/i;
 
