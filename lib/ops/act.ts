@@ -306,7 +306,11 @@ export async function act(ctx: OpContext, input: string | Action | ObservedEleme
 async function runSteps(run: Run, steps: InstructionStep[], first: Snapshot): Promise<string> {
   const { ctx } = run;
   let snap = first;
-  const did = () => run.steps.map((s) => s.action.description ?? s.action.method).join('; ');
+  const did = () =>
+    run.steps
+      .filter((s) => s.outcome.ok)
+      .map((s) => s.action.description ?? s.action.method)
+      .join('; ');
   const notDone = (k: number) =>
     steps
       .slice(k)
