@@ -1,0 +1,1 @@
+export type { AgentDeps, SliceOptions } from './deps.ts';
