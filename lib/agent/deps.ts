@@ -26,4 +26,6 @@ export interface AgentDeps {
 export interface SliceOptions {
   /** Epoch ms: the slice checkpoints and returns before this. */
   deadline: number;
+  /** Stop after this many steps in this slice (tests, step-wise drivers). */
+  maxSteps?: number;
 }
