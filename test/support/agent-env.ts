@@ -12,7 +12,7 @@ import type { ModelConfig } from '../../lib/llm/types.ts';
 import { LocalEvidenceStore } from '../../lib/store/local-evidence-store.ts';
 import { LocalRunStore } from '../../lib/store/local-run-store.ts';
 import type { FixtureServer } from './fixture-server.ts';
-import type { RecordedRequest, ScriptedModel } from './llm-server.ts';
+import type { RecordedRequest, ScriptedModel, ScriptedReply } from './llm-server.ts';
 import { type Flavour, modelConfig } from './ops-env.ts';
 
 export async function tempRoot(): Promise<string> {
@@ -83,3 +83,13 @@ export function currentUrl(r: RecordedRequest): string {
 export const reply = (actions: unknown[], extra: Record<string, string> = {}) => ({
   json: { evaluation_previous_step: 'ok', next_goal: 'continue', ...extra, actions },
 });
+
+/** The step number a decision prompt announces (`Step 3 of 10`). */
+export function stepOf(r: RecordedRequest): number {
+  return Number(/^Step (\d+) of \d+/m.exec(r.text)?.[1] ?? 0);
+}
+
+/** A model scripted per step: `fn(step, request)` answers each decision call. */
+export function perStep(fn: (step: number, r: RecordedRequest) => ScriptedReply) {
+  return (r: RecordedRequest): ScriptedReply => (isDecision(r) ? fn(stepOf(r), r) : { status: 400 });
+}
