@@ -173,7 +173,11 @@ export async function runSlice(input: AgentState, deps: AgentDeps, opts: SliceOp
       }
       stepsThisSlice += 1;
       rt.steps.push(outcome.record);
-      deps.onStep?.(JSON.parse(redactText(JSON.stringify(outcome.record), deps.variables)) as StepRecord);
+      try {
+        deps.onStep?.(JSON.parse(redactText(JSON.stringify(outcome.record), deps.variables)) as StepRecord);
+      } catch (err) {
+        log({ level: 'warn', msg: 'onStep listener threw', error: firstLine(err) });
+      }
       log({
         level: 'info',
         msg: 'step',
