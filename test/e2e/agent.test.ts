@@ -5,7 +5,7 @@ import { runAgent } from '../../lib/agent/run-agent.ts';
 import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
 import { sha256Hex } from '../../lib/store/local-evidence-store.ts';
 import { agentEnv, currentUrl, isDecision, offered, reply } from '../support/agent-env.ts';
-import { startBrowser } from '../support/browser.ts';
+import { openPage, startBrowser } from '../support/browser.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
 import type { RecordedRequest, ScriptedModel, ScriptedReply } from '../support/llm-server.ts';
 import { startScriptedModel } from '../support/llm-server.ts';
@@ -139,5 +139,79 @@ describe.each<Flavour>(['openai', 'anthropic'])('agent through the %s SDK', (fla
       expect(bytes.toString('latin1')).not.toContain(PASSWORD);
     }
     expect(offered(decisions[0]!)).toHaveLength(12);
+  });
+
+  it('paints a secret over in screenshots and keeps it out of every request, log and file; bounces done until the required screenshot exists', async () => {
+    const email = 'grace.hopper@secret-mail.example';
+    const env = await agentEnv({ browser: () => browser, site, llm, flavour, variables: { email } });
+    llm.setHandler((r) => {
+      const step = Number(/^Step (\d+)/.exec(r.text)?.[1]);
+      if (step === 1)
+        return reply([
+          { tool: 'type', id: idInPrompt(r.text, 'textbox', 'Email'), text: '%email%' },
+          { tool: 'click', id: idInPrompt(r.text, 'button', 'Sign in') },
+        ]);
+      if (step === 2) return reply([{ tool: 'done', data: { signedIn: true } }]);
+      return reply([
+        { tool: 'screenshot', label: 'signed_in' },
+        { tool: 'done', data: { signedIn: true } },
+      ]);
+    });
+    const state = await runAgent(
+      {
+        tenant: 't1',
+        runId: 'r2',
+        sampleId: `secret-${flavour}`,
+        url: `${site.url}/login.html`,
+        task: { goal: 'Sign in with my email', requiredArtifacts: ['signed_in'], maxSteps: 5 },
+      },
+      env.deps,
+    );
+    expect(state.status).toBe('done');
+    const decisions = llm.requests.filter(isDecision);
+    expect(decisions[2]!.text).toContain('missing screenshots (take them with these labels): signed_in');
+    // The page echoes the email ("Signed in as …"); the model saw only the placeholder.
+    expect(decisions[1]!.text).toContain('Signed in as %email%');
+    expect(JSON.stringify(llm.requests)).not.toContain(email);
+    expect(env.logs.join('\n')).not.toContain(email);
+    const shot = state.evidence.find((e) => e.key.endsWith('/01_signed_in.png'))!;
+    const png = await readFile(env.evidence.pathOf(shot.key));
+    expect(sha256Hex(png)).toBe(shot.sha256);
+    for (const key of await env.evidence.list(''))
+      expect((await readFile(env.evidence.pathOf(key))).toString('latin1')).not.toContain(email);
+
+    // Where the echoed email sits on screen, from the same page in the same state.
+    const { page, context } = await openPage(browser, `${site.url}/login.html`);
+    await page.fill('#email', email);
+    await page.click('button[type=submit]');
+    const box = (await page.locator('#status').evaluate((el) => {
+      const r = document.createRange();
+      r.selectNodeContents(el);
+      const b = r.getBoundingClientRect();
+      return { x: b.x, y: b.y, w: b.width, h: b.height };
+    })) as { x: number; y: number; w: number; h: number };
+    const darkShare = async (image: Buffer) =>
+      page.evaluate(
+        async ({ data, b }) => {
+          const img = new Image();
+          img.src = `data:image/png;base64,${data}`;
+          await img.decode();
+          const c = document.createElement('canvas');
+          c.width = img.width;
+          c.height = img.height;
+          const g = c.getContext('2d')!;
+          g.drawImage(img, 0, 0);
+          const px = g.getImageData(Math.round(b.x), Math.round(b.y), Math.round(b.w), Math.round(b.h)).data;
+          let dark = 0;
+          for (let i = 0; i < px.length; i += 4)
+            if (px[i] === 34 && px[i + 1] === 34 && px[i + 2] === 34) dark++;
+          return dark / (px.length / 4);
+        },
+        { data: image.toString('base64'), b: box },
+      );
+    const plain = await page.screenshot({ type: 'png' });
+    expect(await darkShare(plain)).toBeLessThan(0.05);
+    expect(await darkShare(png)).toBeGreaterThan(0.95);
+    await context.close();
   });
 });
