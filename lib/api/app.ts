@@ -5,6 +5,7 @@ import { act } from '../ops/act.ts';
 import { extract } from '../ops/extract.ts';
 import { observe } from '../ops/observe.ts';
 import { OpError } from '../ops/types.ts';
+import { type AgentRouteDeps, registerAgentRoute } from './agent-route.ts';
 import { type KeyRing, tenantFor } from './auth.ts';
 import { toErrorResponse } from './errors.ts';
 import { type OpDeps, withPage } from './run-op.ts';
@@ -18,7 +19,7 @@ import {
   ObserveResponse,
 } from './schemas.ts';
 
-export interface AppDeps extends OpDeps {
+export interface AppDeps extends OpDeps, Pick<AgentRouteDeps, 'agentStores'> {
   keys: KeyRing;
   /** Whole-request deadline (default 120 s). */
   requestTimeoutMs?: number;
@@ -194,5 +195,6 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
       return c.json(result as never, 200);
     },
   );
+  registerAgentRoute(app, deps);
   return app;
 }
