@@ -37,6 +37,11 @@ const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string }> =
     run: async () => (await ops()).extractCommand,
     usage: 'browserfn extract <url> ["<instruction>"] [--schema file.json] [--model M]',
   },
+  agent: {
+    run: async () => (await import('./agent.ts')).agentCommand,
+    usage:
+      'browserfn agent <url> "<goal>" [--schema f.json] [--max-steps N] [--out DIR] [--model M] [--var name=value]…',
+  },
   serve: { run: async () => serveCommand, usage: 'browserfn serve [--port 8787] [--host 127.0.0.1]' },
 };
 
