@@ -213,8 +213,10 @@ export interface StepRecord {
   nextGoal?: string;
   actions: { tool: string; input: Json; ok: boolean; outcome: string; ms: number }[];
   tokens: { prompt: number; completion: number; cached: number };
-  /** Model time and the rest. */
+  /** Where the step's time went: reading the page, the model, carrying out the actions. */
+  observeMs: number;
   modelMs: number;
+  actMs: number;
   ms: number;
   notices: string[];
 }

@@ -31,6 +31,7 @@ import {
 export const PAGE_BUDGET = 1500;
 const HISTORY_BUDGET = 600;
 const VISION_BELOW = 0.6;
+const SETTLE_QUIET_MS = 80;
 
 export type StepEnd =
   | { kind: 'continue' }
@@ -79,7 +80,9 @@ function describeCall(call: ToolCall, seen: Snapshot): string {
 
 async function observe(rt: SliceRuntime): Promise<Snapshot> {
   const { page, state, deps } = rt;
-  await settle(page!, { timeoutMs: 3000 });
+  // Requests in flight still hold the read back (up to 3 s); a parsed page that has not changed for
+  // 80 ms is read at once: the actions already waited for their navigations.
+  await settle(page!, { timeoutMs: 3000, quietMs: SETTLE_QUIET_MS });
   const keywords = [
     ...(state.task.keywords ?? []),
     ...state.task.goal.split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 3),
@@ -132,6 +135,7 @@ export async function runStep(rt: SliceRuntime): Promise<StepOutcome> {
   const notices: string[] = [];
 
   const snap = await observe(rt);
+  const observeMs = performance.now() - started;
   state.url = snap.url;
   const signature = hash(`${snap.url}\n${snap.contentHash}`);
   const stag = trackStagnation(state.watchdog, signature, hash(canonicalJson(state.data)));
@@ -186,6 +190,7 @@ export async function runStep(rt: SliceRuntime): Promise<StepOutcome> {
   const allowed = new Set<string>(tools);
   const calls = decision.actions.filter((a) => allowed.has(a.tool));
 
+  const actStarted = performance.now();
   const { results, skipped, abort } = await dispatch(
     {
       page: rt.page!,
@@ -198,6 +203,7 @@ export async function runStep(rt: SliceRuntime): Promise<StepOutcome> {
     },
     calls,
   );
+  const actMs = performance.now() - actStarted;
   for (const r of results) if (r.usage) addToUsage(state, r.usage);
 
   // Fold results into the state.
@@ -290,7 +296,9 @@ export async function runStep(rt: SliceRuntime): Promise<StepOutcome> {
       completion: decided.usage.completionTokens,
       cached: decided.usage.cachedTokens,
     },
+    observeMs: Math.round(observeMs),
     modelMs: Math.round(modelMs),
+    actMs: Math.round(actMs),
     ms: Math.round(performance.now() - started),
     notices: [
       ...notices,
