@@ -23,8 +23,9 @@ export async function runAgent(
     const deadline = Math.min(opts.deadline ?? Number.POSITIVE_INFINITY, now + SLICE_MS);
     const before = state.step;
     state = await runSlice(state, deps, { deadline });
-    // A slice that made no progress and did not end would spin: stop and let the caller decide.
-    if (!isFinal(state) && state.step === before && Date.now() >= deadline) break;
+    // A slice returns unfinished only when its time is up; one that could not even start a step
+    // would spin: stop and let the caller come back with more time.
+    if (!isFinal(state) && state.step === before) break;
   }
   return state;
 }

@@ -103,6 +103,7 @@ export async function runSlice(input: AgentState, deps: AgentDeps, opts: SliceOp
     mark = now;
   };
   let stepsThisSlice = 0;
+  let slowestStep = 0;
   let lastError = '';
   const infra = (err: unknown) => {
     state.infraErrorsInRow += 1;
@@ -133,7 +134,8 @@ export async function runSlice(input: AgentState, deps: AgentDeps, opts: SliceOp
         await stopWith(rt, `step budget of ${effectiveMaxSteps(state)} used up before done`, true);
         break;
       }
-      if (Date.now() + CLOSING_MS >= opts.deadline) break;
+      // Start a step only if one as long as the slowest so far still fits before the deadline.
+      if (Date.now() + CLOSING_MS + slowestStep >= opts.deadline) break;
       if (opts.maxSteps !== undefined && stepsThisSlice >= opts.maxSteps) break;
       if (!handle) {
         try {
@@ -172,6 +174,7 @@ export async function runSlice(input: AgentState, deps: AgentDeps, opts: SliceOp
         continue;
       }
       stepsThisSlice += 1;
+      slowestStep = Math.max(slowestStep, outcome.record.ms);
       rt.steps.push(outcome.record);
       try {
         deps.onStep?.(JSON.parse(redactText(JSON.stringify(outcome.record), deps.variables)) as StepRecord);

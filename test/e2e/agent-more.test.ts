@@ -187,4 +187,68 @@ describe('agent budgets and memory', () => {
     );
     expect(state.status).toBe('done');
   });
+
+  it('nudges when the expected items are in, and calls a done with fewer items a partial success', async () => {
+    const env = await agentEnv({ browser: () => browser, site, llm, flavour: 'openai' });
+    llm.setHandler(
+      perStep((step) =>
+        step === 1
+          ? reply([{ tool: 'save_progress', data: { items: ['a', 'b', 'c'] }, note: 'three' }])
+          : reply([{ tool: 'done', data: {} }]),
+      ),
+    );
+    const full = await runAgent(
+      init('/agent/counter.html', { goal: 'Collect 3', expectedItems: 3 }),
+      env.deps,
+    );
+    expect(llm.requests.filter(isDecision)[1]!.text).toContain(
+      'All 3 expected items are collected. Call done now.',
+    );
+    expect(full.status).toBe('done');
+    const short = await runAgent(
+      init('/agent/counter.html', { goal: 'Collect 5', expectedItems: 5 }),
+      env.deps,
+    );
+    expect(short.status).toBe('partial_success');
+    expect(short.reason).toBe('done with 3 of 5 expected items');
+  });
+});
+
+describe('agent time limits', () => {
+  it('ends at the wall-clock limit with what it has', async () => {
+    const env = await agentEnv({ browser: () => browser, site, llm, flavour: 'anthropic' });
+    llm.setHandler((r) => {
+      if (r.schemaName === 'final_result') return { json: { data: { items: ['a'] } } };
+      return { delayMs: 600, reply: reply([{ tool: 'save_progress', data: { items: ['a'] }, note: 'a' }]) };
+    });
+    const state = await runAgent(init('/agent/counter.html', { goal: 'Slow', wallClockMs: 1000 }), env.deps);
+    expect(state.status).toBe('partial_success');
+    // Each step takes ≥ 600 ms of model time: the limit stops it after one or two.
+    expect(state.reason).toMatch(/^wall-clock limit of 1 s reached after [12] steps/);
+    expect(llm.requests.filter(isDecision).length).toBe(state.step);
+    expect(state.data).toEqual({ items: ['a'] });
+  });
+
+  it('returns a running sample when the deadline nears, and the next call carries on from the checkpoint', async () => {
+    const env = await agentEnv({ browser: () => browser, site, llm, flavour: 'openai' });
+    llm.setHandler(
+      perStep((step) =>
+        step === 1
+          ? {
+              delayMs: 1500,
+              reply: reply([{ tool: 'save_progress', data: { items: ['first'] }, note: '1' }]),
+            }
+          : reply([{ tool: 'done', data: { items: ['second'] } }]),
+      ),
+    );
+    const sample = init('/agent/counter.html', { goal: 'Two steps' });
+    const first = await runAgent(sample, env.deps, { deadline: Date.now() + 5000 });
+    expect(first.status).toBe('running');
+    expect(first.step).toBe(1);
+    expect(await env.runStore.getResult('t', 'more', sample.sampleId)).toBeUndefined();
+    const second = await runAgent(sample, env.deps);
+    expect(second.status).toBe('done');
+    expect(second.step).toBe(2);
+    expect(second.data).toEqual({ items: ['first', 'second'] });
+  });
 });
