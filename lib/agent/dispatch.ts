@@ -116,7 +116,11 @@ async function pageAction(
     navigated ||= outcome.navigated;
     messages.push(outcome.message);
     if (!outcome.ok) {
-      const infra = outcome.error?.kind === 'navigation' && classify(new Error(outcome.message)) === 'infra';
+      // A page that will not load (DNS, refused, timed out) or a browser that died is infrastructure;
+      // an element that is missing or covered is the model's to fix.
+      const infra =
+        classify(new Error(outcome.message)) === 'infra' ||
+        (outcome.error?.kind === 'timeout' && action.method === 'goto');
       return { ok: false, outcome: messages.join('; '), errorClass: infra ? 'infra' : 'logic', navigated };
     }
   }

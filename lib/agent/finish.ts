@@ -7,6 +7,7 @@
 import type { Page } from 'playwright-core';
 import { z } from 'zod';
 import type { Usage } from '../llm/types.ts';
+import { redactText } from '../perception/redact.ts';
 import type { JsonObject } from '../store/ports.ts';
 import type { AgentDeps, AgentLogEvent } from './deps.ts';
 import { firstLine } from './errors.ts';
@@ -47,7 +48,8 @@ export async function checkpoint(rt: SliceRuntime, why: string): Promise<void> {
   state.checkpointStep = state.step;
   const stored = await deps.runStore.saveCheckpoint(state.tenant, state.runId, state.sampleId, {
     seq: state.checkpointSeq,
-    state: stateToJson(state),
+    // Secrets never live in the state; scrubbing once more costs little and guards against slips.
+    state: JSON.parse(redactText(JSON.stringify(stateToJson(state)), deps.variables)) as JsonObject,
     savedAt: new Date().toISOString(),
   });
   rt.log({

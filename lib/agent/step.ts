@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { settle } from '../browser/settle.ts';
+import { redactText } from '../perception/redact.ts';
 import { snapshot } from '../perception/snapshot.ts';
 import { setOfMarks } from '../perception/som.ts';
 import { elementById, type Snapshot } from '../perception/types.ts';
@@ -208,7 +209,8 @@ export async function runStep(rt: SliceRuntime): Promise<StepOutcome> {
 
   // Fold results into the state.
   state.step = stepNo;
-  state.url = rt.page!.url();
+  // A URL can carry what was typed (a GET form): keep only placeholders in the state.
+  state.url = redactText(rt.page!.url(), deps.variables);
   let checkpointNow = stag.checkpoint;
   let end: StepEnd = { kind: 'continue' };
   const itemsBefore = countItems(state.data);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkDone, isPresent, requiredFieldsOf, valueAt } from '../../lib/agent/done-check.ts';
+import { classify } from '../../lib/agent/errors.ts';
 import { dueForSummary, fitHistory, MIN_RECENT } from '../../lib/agent/history.ts';
 import { hintsFor, MEMORY_PER_KIND, remember } from '../../lib/agent/memory.ts';
 import { canonicalJson, countItems, deepMerge, mergeData } from '../../lib/agent/merge.ts';
@@ -17,6 +18,7 @@ import {
   trackStagnation,
 } from '../../lib/agent/watchdog.ts';
 import { toWireSchema } from '../../lib/llm/json-schema.ts';
+import { LlmError } from '../../lib/llm/types.ts';
 
 const fresh = () =>
   newAgentState({ tenant: 't', runId: 'r', sampleId: 's', url: 'https://a.test/', task: { goal: 'g' } })
@@ -255,5 +257,26 @@ describe('prompts and tools', () => {
     expect(s.safeParse({ actions: [] }).success).toBe(false);
     const f = { tool: 'fail', reason: 'x' };
     expect(s.safeParse({ actions: [f, f, f] }).success).toBe(false);
+  });
+});
+
+describe('error classes', () => {
+  it('tells infrastructure errors from logic errors', () => {
+    const infra = [
+      new LlmError('server', 'provider error 500', 500),
+      new LlmError('timeout', 'no answer'),
+      new LlmError('network', 'could not reach'),
+      new Error('page.goto: net::ERR_NAME_NOT_RESOLVED at http://shop.invalid/'),
+      new Error('Target page, context or browser has been closed'),
+      new Error('connect ECONNREFUSED 127.0.0.1:9'),
+    ];
+    const logic = [
+      new LlmError('invalid_output', 'wrong shape'),
+      new LlmError('auth', 'key refused', 401),
+      new Error('[12] is not an element of the current page outline'),
+      new Error('element is not visible'),
+    ];
+    expect(infra.map(classify)).toEqual(infra.map(() => 'infra'));
+    expect(logic.map(classify)).toEqual(logic.map(() => 'logic'));
   });
 });
