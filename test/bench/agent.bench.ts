@@ -112,7 +112,13 @@ async function bench(flavour: Flavour): Promise<Row> {
     row.steps.push(state.step);
     row.runOverhead.push((wall - state.usage.ms) / state.step);
     for (const s of records) {
-      if (process.env.BENCH_VERBOSE) console.log(s.step, s.actions.map((a) => a.tool).join('+'), { observe: s.observeMs, model: s.modelMs, act: s.actMs, total: s.ms });
+      if (process.env.BENCH_VERBOSE)
+        console.log(s.step, s.actions.map((a) => a.tool).join('+'), {
+          observe: s.observeMs,
+          model: s.modelMs,
+          act: s.actMs,
+          total: s.ms,
+        });
       row.stepOverhead.push(s.ms - s.modelMs);
       row.prompt.push(s.tokens.prompt);
       row.cachedShare.push(s.tokens.cached / s.tokens.prompt);

@@ -41,7 +41,7 @@ describe('agent slices', () => {
       variables: { password: PASSWORD },
     });
     llm.setHandler(
-      perStep((step, r) => {
+      perStep((_step, r) => {
         const url = currentUrl(r);
         if (url.endsWith('/login.html'))
           return reply([
