@@ -3,7 +3,6 @@
  * each is bounded by a timeout. The batch stops after a navigation, a failure, a tool that ends it,
  * or when the page's structure changed under the next action (it was chosen on the old page).
  */
-import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { executeAction } from '../actions/execute.ts';
 import type { Action } from '../actions/types.ts';
@@ -134,19 +133,73 @@ async function pageAction(
   };
 }
 
-async function download(ctx: DispatchContext, id: number, current: Snapshot) {
-  const waiting = ctx.page.waitForEvent('download', { timeout: 15_000 });
-  waiting.catch(() => undefined);
-  const clicked = await executeAction(
-    ctx.page,
-    { method: 'click', target: { id } },
-    { snapshot: current, timeoutMs: ACTION_TIMEOUT_MS },
+/** Largest file the download tool keeps. */
+const MAX_DOWNLOAD_BYTES = 25 * 1024 * 1024;
+
+/** Reads a URL inside the page (its cookies, the browser's network and guard) as base64, capped. */
+async function fetchInPage(
+  page: Page,
+  url: string,
+): Promise<{ ok: boolean; status: number; disposition: string; base64: string; tooBig: boolean }> {
+  return page.evaluate(
+    async ({ url, max }) => {
+      const res = await fetch(url, { credentials: 'include' });
+      const buf = new Uint8Array(await res.arrayBuffer());
+      if (buf.byteLength > max)
+        return { ok: res.ok, status: res.status, disposition: '', base64: '', tooBig: true };
+      let bin = '';
+      for (let i = 0; i < buf.length; i += 0x8000) bin += String.fromCharCode(...buf.subarray(i, i + 0x8000));
+      return {
+        ok: res.ok,
+        status: res.status,
+        disposition: res.headers.get('content-disposition') ?? '',
+        base64: btoa(bin),
+        tooBig: false,
+      };
+    },
+    { url, max: MAX_DOWNLOAD_BYTES },
   );
-  if (!clicked.ok) return { ok: false, outcome: clicked.message, errorClass: 'logic' as const };
-  const dl = await waiting;
-  const path = await dl.path();
-  const saved = await saveDownload(ctx.evidence, ctx.state, dl.suggestedFilename(), await readFile(path));
-  return { ok: true, outcome: `downloaded ${saved.file} (sha256 ${saved.sha256.slice(0, 12)}…)` };
+}
+
+/** The file name a server or URL suggests; made safe (no folders, no dot files) when saved. */
+function suggestedName(url: string, disposition: string): string {
+  const m = /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(disposition);
+  if (m?.[1]) return decodeURIComponent(m[1]);
+  const last = new URL(url).pathname.split('/').pop() ?? '';
+  try {
+    return decodeURIComponent(last);
+  } catch {
+    return last;
+  }
+}
+
+/**
+ * Downloads what a link points to. Job contexts refuse browser downloads, so the file is fetched
+ * from inside the page instead: same cookies, same network guard.
+ */
+async function download(ctx: DispatchContext, id: number) {
+  const el = elementById(ctx.seen, id)!;
+  if (!el.url) return { ok: false, outcome: `[${id}] is not a link to a file`, errorClass: 'logic' as const };
+  try {
+    await ctx.checkNavigation?.(el.url);
+  } catch (err) {
+    return { ok: false, outcome: `download blocked: ${firstLine(err)}`, errorClass: 'logic' as const };
+  }
+  const got = await fetchInPage(ctx.page, el.url);
+  if (got.tooBig)
+    return {
+      ok: false,
+      outcome: `download larger than ${MAX_DOWNLOAD_BYTES} bytes`,
+      errorClass: 'logic' as const,
+    };
+  if (!got.ok)
+    return { ok: false, outcome: `download answered HTTP ${got.status}`, errorClass: 'logic' as const };
+  const bytes = Buffer.from(got.base64, 'base64');
+  const saved = await saveDownload(ctx.evidence, ctx.state, suggestedName(el.url, got.disposition), bytes);
+  return {
+    ok: true,
+    outcome: `downloaded ${saved.file} (${bytes.byteLength} bytes, sha256 ${saved.sha256.slice(0, 12)}…)`,
+  };
 }
 
 async function runTool(
@@ -188,7 +241,7 @@ async function runTool(
       };
     }
     case 'download':
-      return download(ctx, call.id, current);
+      return download(ctx, call.id);
     case 'save_progress':
       return {
         ok: true,

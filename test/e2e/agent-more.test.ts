@@ -1,8 +1,10 @@
+import { readFile } from 'node:fs/promises';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runAgent } from '../../lib/agent/run-agent.ts';
 import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
 import { createLlmClient } from '../../lib/llm/client.ts';
+import { sha256Hex } from '../../lib/store/local-evidence-store.ts';
 import { agentEnv, currentUrl, isDecision, offered, perStep, reply, stepOf } from '../support/agent-env.ts';
 import { startBrowser } from '../support/browser.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
@@ -250,5 +252,32 @@ describe('agent time limits', () => {
     expect(second.status).toBe('done');
     expect(second.step).toBe(2);
     expect(second.data).toEqual({ items: ['first', 'second'] });
+  });
+
+  it('downloads linked files into the evidence under safe names with their hashes', async () => {
+    const env = await agentEnv({ browser: () => browser, site, llm, flavour: 'openai' });
+    llm.setHandler(
+      perStep((step, r) =>
+        step === 1
+          ? reply([
+              { tool: 'download', id: idInPrompt(r.text, 'link', 'March report (CSV)') },
+              { tool: 'download', id: idInPrompt(r.text, 'link', 'Odd report') },
+            ])
+          : reply([{ tool: 'done', data: { files: 2 } }]),
+      ),
+    );
+    const state = await runAgent(init('/agent/downloads.html', { goal: 'Download the reports' }), env.deps);
+    expect(state.status).toBe('done');
+    const files = state.evidence.map((e) => e.key.split('/').pop());
+    expect(files).toEqual(expect.arrayContaining(['01_download_report.csv', '01_download_evil.csv']));
+    const csv = state.evidence.find((e) => e.key.endsWith('01_download_report.csv'))!;
+    const bytes = await readFile(env.evidence.pathOf(csv.key));
+    expect(bytes.toString()).toBe(
+      await readFile(new URL('../fixtures/site/agent/report.csv', import.meta.url), 'utf8'),
+    );
+    expect(sha256Hex(bytes)).toBe(csv.sha256);
+    // Nothing was written outside the sample's folder.
+    const prefix = csv.key.slice(0, csv.key.lastIndexOf('/') + 1);
+    expect((await env.evidence.list('')).every((k) => k.startsWith(prefix))).toBe(true);
   });
 });
