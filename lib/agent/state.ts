@@ -48,6 +48,8 @@ export interface WatchdogState {
   level: number;
   /** Hash of the accumulated data at the last step, to tell new data from none. */
   lastDataHash?: string;
+  /** Hash of the last extract answer: new information read counts as progress too. */
+  extractHash?: string;
   /** The last actions' keys (`tool:target@url`), newest last, to catch one action repeated. */
   recentActions: string[];
   /** Failed actions in a row. */

@@ -139,7 +139,8 @@ export async function runStep(rt: SliceRuntime): Promise<StepOutcome> {
   const observeMs = performance.now() - started;
   state.url = snap.url;
   const signature = hash(`${snap.url}\n${snap.contentHash}`);
-  const stag = trackStagnation(state.watchdog, signature, hash(canonicalJson(state.data)));
+  const progress = hash(`${canonicalJson(state.data)}\n${state.watchdog.extractHash ?? ''}`);
+  const stag = trackStagnation(state.watchdog, signature, progress);
   state.watchdog = stag.watchdog;
   if (stag.notice) notices.push(stag.notice);
   const budget = budgetWarnings(state.watchdog, stepNo, max);
@@ -221,6 +222,8 @@ export async function runStep(rt: SliceRuntime): Promise<StepOutcome> {
       checkpointNow = true;
     }
     if (r.pagination) state.watchdog = { ...state.watchdog, paginationPending: true };
+    if (r.extracted !== undefined)
+      state.watchdog = { ...state.watchdog, extractHash: hash(canonicalJson(r.extracted)) };
     if (r.final?.kind === 'fail') end = { kind: 'fail', reason: r.final.reason };
     if (r.final?.kind === 'done') {
       const merged = mergeData(state.data, r.final.data);

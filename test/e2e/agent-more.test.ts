@@ -280,4 +280,31 @@ describe('agent time limits', () => {
     const prefix = csv.key.slice(0, csv.key.lastIndexOf('/') + 1);
     expect((await env.evidence.list('')).every((k) => k.startsWith(prefix))).toBe(true);
   });
+
+  it('reads the page with extract and shows the answer on the next step', async () => {
+    const env = await agentEnv({ browser: () => browser, site, llm, flavour: 'anthropic' });
+    llm.setHandler((r) => {
+      if (r.schemaName === 'extracted') {
+        const count = /Count: (\d+)/.exec(r.text)![1];
+        return { json: { data: { count: Number(count) }, done: true } };
+      }
+      return stepOf(r) === 1
+        ? reply([
+            {
+              tool: 'extract',
+              instruction: 'the current count',
+              schema: JSON.stringify({
+                type: 'object',
+                properties: { count: { type: 'number' } },
+                required: ['count'],
+              }),
+            },
+          ])
+        : reply([{ tool: 'done', data: { count: Number(/"count":(\d+)/.exec(r.text)![1]) } }]);
+    });
+    const state = await runAgent(init('/agent/counter.html', { goal: 'Read the count' }), env.deps);
+    expect(llm.requests.filter(isDecision)[1]!.text).toContain('extracted: {"count":0}');
+    expect(state.data).toEqual({ count: 0 });
+    expect(state.usage.calls).toBe(3);
+  });
 });
