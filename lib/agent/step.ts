@@ -32,7 +32,7 @@ import {
 export const PAGE_BUDGET = 1500;
 const HISTORY_BUDGET = 600;
 const VISION_BELOW = 0.6;
-const SETTLE_QUIET_MS = 80;
+const SETTLE_QUIET_MS = 50;
 
 export type StepEnd =
   | { kind: 'continue' }
@@ -82,7 +82,7 @@ function describeCall(call: ToolCall, seen: Snapshot): string {
 async function observe(rt: SliceRuntime): Promise<Snapshot> {
   const { page, state, deps } = rt;
   // Requests in flight still hold the read back (up to 3 s); a parsed page that has not changed for
-  // 80 ms is read at once: the actions already waited for their navigations.
+  // 50 ms is read at once: the actions already waited for their navigations.
   await settle(page!, { timeoutMs: 3000, quietMs: SETTLE_QUIET_MS });
   const keywords = [
     ...(state.task.keywords ?? []),
