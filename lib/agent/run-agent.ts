@@ -23,9 +23,9 @@ export async function runAgent(
     const deadline = Math.min(opts.deadline ?? Number.POSITIVE_INFINITY, now + SLICE_MS);
     const before = state.step;
     state = await runSlice(state, deps, { deadline });
-    // A slice returns unfinished only when its time is up; one that could not even start a step
-    // would spin: stop and let the caller come back with more time.
-    if (!isFinal(state) && state.step === before) break;
+    // A slice returns unfinished only when its time is up: when that was the caller's deadline (or
+    // it could not even start a step), hand the state back; the caller comes back with more time.
+    if (!isFinal(state) && (deadline === opts.deadline || state.step === before)) break;
   }
   return state;
 }
