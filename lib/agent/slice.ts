@@ -168,9 +168,23 @@ export async function runSlice(input: AgentState, deps: AgentDeps, opts: SliceOp
           break;
         }
         // A reply in the wrong shape twice, or a page that could not be read: a lost step.
-        log({ level: 'warn', msg: 'step failed', error: firstLine(err) });
+        const why = redactText(firstLine(err), deps.variables);
+        log({ level: 'warn', msg: 'step failed', error: why });
         state.step += 1;
-        rt.lastResults = [`The last step failed: ${firstLine(err)}`];
+        stepsThisSlice += 1;
+        rt.steps.push({
+          step: state.step,
+          url: state.url,
+          signature: '',
+          actions: [],
+          tokens: { prompt: 0, completion: 0, cached: 0 },
+          observeMs: 0,
+          modelMs: 0,
+          actMs: 0,
+          ms: 0,
+          notices: [`step lost: ${why}`],
+        });
+        rt.lastResults = [`The last step failed: ${why}`];
         continue;
       }
       stepsThisSlice += 1;

@@ -74,7 +74,13 @@ export const AgentResponse = z
     }),
     evidence: z.object({
       prefix: z.string(),
-      files: z.array(z.object({ key: z.string(), sha256: z.string() })),
+      files: z.array(
+        z.object({
+          key: z.string(),
+          sha256: z.string(),
+          url: z.string().optional().describe('where to fetch it, when the store can link (S3)'),
+        }),
+      ),
     }),
   })
   .openapi('AgentResponse');
@@ -117,6 +123,18 @@ const route = createRoute({
 });
 
 type Env = { Variables: { tenant: string } };
+
+const LINK_SECONDS = 3600;
+
+async function withLinks(store: EvidenceStore, files: { key: string; sha256: string }[]) {
+  if (!store.link) return files;
+  return Promise.all(
+    files.map(async (f) => {
+      const url = await store.link?.(f.key, LINK_SECONDS);
+      return url ? { ...f, url } : f;
+    }),
+  );
+}
 
 export function registerAgentRoute(app: OpenAPIHono<Env>, deps: AgentRouteDeps): void {
   app.openapi(route, async (c) => {
@@ -186,7 +204,10 @@ export function registerAgentRoute(app: OpenAPIHono<Env>, deps: AgentRouteDeps):
         steps: state.step,
         url: state.url,
         usage: state.usage,
-        evidence: { prefix: runEvidencePrefix(tenant, runId), files: state.evidence },
+        evidence: {
+          prefix: runEvidencePrefix(tenant, runId),
+          files: await withLinks(stores.evidence, state.evidence),
+        },
       },
       200,
     );

@@ -101,6 +101,11 @@ describe('agent budgets and memory', () => {
     expect(state.reason).toContain('step budget of 3 used up');
     expect(state.data).toEqual({ items: ['a', 'b'], count: 2 });
     expect(llm.requests.filter((r) => r.schemaName === 'final_result')).toHaveLength(1);
+    // The lost step is in the action log too, with why it was lost.
+    const logKey = state.evidence.find((e) => e.key.endsWith('/action_log.json'))!.key;
+    const log = JSON.parse(await readFile(env.evidence.pathOf(logKey), 'utf8'));
+    expect(log.map((s: { step: number }) => s.step)).toEqual([1, 2, 3]);
+    expect(log[2].notices[0]).toMatch(/^step lost: .*wrong shape/);
   });
 
   it('summarizes history every 10 steps with the summary model and offers what worked on the site', async () => {
