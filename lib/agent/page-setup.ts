@@ -49,8 +49,12 @@ export async function openPage(
   try {
     if (state.storageStatePointer)
       await restoreStorage(handle.page, deps.evidence, state.storageStatePointer);
-    if (deps.checkNavigation) await deps.checkNavigation(state.url);
-    await guardedGoto(handle.page, state.url);
+    // A page handed over already at the URL (an attached session, Stagehand's agentExecute) keeps
+    // its state; anything else is brought there.
+    if (handle.page.url() !== state.url) {
+      if (deps.checkNavigation) await deps.checkNavigation(state.url);
+      await guardedGoto(handle.page, state.url);
+    }
     await settle(handle.page, { timeoutMs: 3000 });
     return handle;
   } catch (err) {

@@ -6,7 +6,7 @@ import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
 import { createLlmClient } from '../../lib/llm/client.ts';
 import { sha256Hex } from '../../lib/store/local-evidence-store.ts';
 import { agentEnv, currentUrl, isDecision, offered, perStep, reply, stepOf } from '../support/agent-env.ts';
-import { startBrowser } from '../support/browser.ts';
+import { openPage, startBrowser } from '../support/browser.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
 import type { RecordedRequest, ScriptedReply } from '../support/llm-server.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
@@ -311,5 +311,25 @@ describe('agent time limits', () => {
     expect(llm.requests.filter(isDecision)[1]!.text).toContain('extracted: {"count":0}');
     expect(state.data).toEqual({ count: 0 });
     expect(state.usage.calls).toBe(3);
+  });
+
+  it('works on a page it is handed (an attached session) without reloading it', async () => {
+    const env = await agentEnv({ browser: () => browser, site, llm, flavour: 'openai' });
+    const { page, context } = await openPage(browser, `${site.url}/agent/counter.html`);
+    await page.click('#inc');
+    await page.click('#inc');
+    env.deps.newPage = async () => ({ page, close: async () => undefined });
+    llm.setHandler(
+      perStep((_step, r) =>
+        reply([{ tool: 'done', data: { count: Number(/Count: (\d+)/.exec(r.text)![1]) } }]),
+      ),
+    );
+    const state = await runAgent(
+      { ...init('/agent/counter.html', { goal: 'Report the count' }), url: page.url() },
+      env.deps,
+    );
+    expect(state.data).toEqual({ count: 2 });
+    expect(page.isClosed()).toBe(false);
+    await context.close();
   });
 });
