@@ -34,6 +34,8 @@ export interface ToolResult {
   extracted?: Json;
   saved?: { data: JsonObject; note: string };
   final?: { kind: 'done'; data: JsonObject } | { kind: 'fail'; reason: string };
+  /** step_done's note: the current scenario step is achieved. */
+  stepDone?: string;
   pagination?: boolean;
   usage?: Usage;
   /** `tool:target@url` — what the spam check compares. */
@@ -252,6 +254,8 @@ async function runTool(
       return { ok: true, outcome: 'done', final: { kind: 'done', data: call.data as JsonObject } };
     case 'fail':
       return { ok: true, outcome: `fail: ${call.reason}`, final: { kind: 'fail', reason: call.reason } };
+    case 'step_done':
+      return { ok: true, outcome: `scenario step done: ${call.note}`, stepDone: call.note };
     default:
       return pageAction(ctx, call, current);
   }

@@ -36,19 +36,29 @@ export interface DoneCheck {
   ok: boolean;
   missingFields: string[];
   missingArtifacts: string[];
+  /** Scenario steps not marked achieved. */
+  missingSteps?: string[];
   /** Items found vs expected, when the task names a number and fewer were found. */
   short?: { found: number; expected: number };
 }
 
-export function checkDone(task: AgentTask, data: JsonObject, artifacts: readonly string[]): DoneCheck {
+export function checkDone(
+  task: AgentTask,
+  data: JsonObject,
+  artifacts: readonly string[],
+  /** Scenario steps achieved so far (scenario mode). */
+  stepsDone = 0,
+): DoneCheck {
   const missingFields = requiredFieldsOf(task).filter((f) => !isPresent(valueAt(data, f)));
   const saved = new Set(artifacts.map((a) => a.toLowerCase()));
   const missingArtifacts = (task.requiredArtifacts ?? []).filter((a) => !saved.has(a.toLowerCase()));
+  const missingSteps = (task.steps ?? []).slice(stepsDone);
   const out: DoneCheck = {
-    ok: missingFields.length === 0 && missingArtifacts.length === 0,
+    ok: missingFields.length === 0 && missingArtifacts.length === 0 && missingSteps.length === 0,
     missingFields,
     missingArtifacts,
   };
+  if (missingSteps.length) out.missingSteps = missingSteps;
   if (task.expectedItems !== undefined) {
     const found = countItems(data);
     if (found < task.expectedItems) out.short = { found, expected: task.expectedItems };
@@ -62,5 +72,7 @@ export function bounceMessage(check: DoneCheck): string {
   if (check.missingFields.length) parts.push(`missing fields: ${check.missingFields.join(', ')}`);
   if (check.missingArtifacts.length)
     parts.push(`missing screenshots (take them with these labels): ${check.missingArtifacts.join(', ')}`);
+  if (check.missingSteps?.length)
+    parts.push(`scenario steps not achieved yet: ${check.missingSteps.join(' | ')}`);
   return `Your done was not accepted: ${parts.join('; ')}. Find them and call done again.`;
 }

@@ -44,6 +44,10 @@ export function systemPrompt(task: AgentTask): string {
   if (task.requiredArtifacts?.length)
     parts.push(`Screenshots required before done (labels): ${task.requiredArtifacts.join(', ')}`);
   if (task.expectedItems) parts.push(`Expected number of items: ${task.expectedItems}`);
+  if (task.steps)
+    parts.push(
+      `Scenario: carry out these steps in order, one at a time. Work only on the current one and call step_done(note) as soon as it is achieved; call done after the last.\n${task.steps.map((s, i) => `${i + 1}. ${s}`).join('\n')}`,
+    );
   return parts.join('\n');
 }
 
@@ -65,12 +69,20 @@ export interface StepView {
   visionNote?: string;
   interactive?: string;
   finalOnly: boolean;
+  /** Scenario mode: the current scenario step (index 0-based), or all achieved when index = total. */
+  scenario?: { index: number; total: number; text?: string };
 }
 
 /** The per-step user message: where the agent is, what it did, what it has, and what it sees. */
 export function stepPrompt(v: StepView): string {
   const out: string[] = [`Step ${v.step} of ${v.maxSteps} (${v.maxSteps - v.step} left after this one).`];
   if (v.finalOnly) out.push('Only done and fail are available now.');
+  if (v.scenario)
+    out.push(
+      v.scenario.index < v.scenario.total
+        ? `Scenario step ${v.scenario.index + 1} of ${v.scenario.total}: ${v.scenario.text}`
+        : 'All scenario steps are achieved: call done with the result.',
+    );
   for (const n of v.notices) out.push(n);
   if (Object.keys(v.input).length) out.push(`Input for this sample: ${JSON.stringify(v.input)}`);
   if (v.variableNames.length)

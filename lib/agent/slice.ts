@@ -205,7 +205,7 @@ export async function runSlice(input: AgentState, deps: AgentDeps, opts: SliceOp
       const end = outcome.end;
       tick();
       if (end.kind === 'done') {
-        const check = checkDone(state.task, state.data, state.artifacts);
+        const check = checkDone(state.task, state.data, state.artifacts, state.scenario?.index);
         await finish(
           rt,
           check.short ? 'partial_success' : 'done',

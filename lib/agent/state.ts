@@ -31,6 +31,11 @@ export const AgentTaskSchema = z
     wallClockMs: z.number().int().min(1000).optional(),
     /** Infrastructure errors in a row that stop the sample as retryable (default 3). */
     maxInfraErrors: z.number().int().min(1).max(50).optional(),
+    /**
+     * Scenario mode: steps carried out in order, each one goal ("open the settings", "turn on
+     * dark mode"); the model marks each achieved with step_done, and done is accepted after the last.
+     */
+    steps: z.array(z.string().trim().min(1)).min(1).max(50).optional(),
   })
   .strict();
 
@@ -131,6 +136,8 @@ export interface AgentState {
   startedAt: string;
   infraErrorsInRow: number;
   slices: number;
+  /** Scenario mode: index of the scenario step being worked on, and the notes of those achieved. */
+  scenario?: { index: number; notes: string[] };
 }
 
 export interface NewAgentStateInit {
@@ -184,11 +191,16 @@ export function newAgentState(init: NewAgentStateInit): AgentState {
     startedAt: new Date().toISOString(),
     infraErrorsInRow: 0,
     slices: 0,
+    ...(task.steps ? { scenario: { index: 0, notes: [] } } : {}),
   };
 }
 
 export const isFinal = (state: AgentState): boolean => state.status !== 'running';
 export const maxStepsOf = (task: AgentTask): number => task.maxSteps ?? DEFAULT_MAX_STEPS;
+/** Scenario steps not yet marked done (0 outside scenario mode). */
+export const scenarioLeft = (state: AgentState): number =>
+  state.task.steps ? state.task.steps.length - (state.scenario?.index ?? 0) : 0;
+
 /** The step budget with pagination bonus steps. */
 export const effectiveMaxSteps = (state: AgentState): number =>
   maxStepsOf(state.task) + state.watchdog.bonusSteps;

@@ -17,7 +17,7 @@ import { fitHistory } from './history.ts';
 import { hintsFor, remember } from './memory.ts';
 import { canonicalJson, countItems, mergeData } from './merge.ts';
 import { stepPrompt, systemPrompt, visionQuestion } from './prompt.ts';
-import { DEFAULT_MAX_ACTIONS_PER_STEP, effectiveMaxSteps, type StepRecord } from './state.ts';
+import { DEFAULT_MAX_ACTIONS_PER_STEP, effectiveMaxSteps, type StepRecord, scenarioLeft } from './state.ts';
 import { decisionSchema, type ToolCall } from './tools.ts';
 import {
   budgetWarnings,
@@ -139,7 +139,9 @@ export async function runStep(rt: SliceRuntime): Promise<StepOutcome> {
   const observeMs = performance.now() - started;
   state.url = snap.url;
   const signature = hash(`${snap.url}\n${snap.contentHash}`);
-  const progress = hash(`${canonicalJson(state.data)}\n${state.watchdog.extractHash ?? ''}`);
+  const progress = hash(
+    `${canonicalJson(state.data)}\n${state.watchdog.extractHash ?? ''}\n${state.scenario?.index ?? ''}`,
+  );
   const stag = trackStagnation(state.watchdog, signature, progress);
   state.watchdog = stag.watchdog;
   if (stag.notice) notices.push(stag.notice);
@@ -155,7 +157,7 @@ export async function runStep(rt: SliceRuntime): Promise<StepOutcome> {
     state.watchdog.expectedNudged = true;
     notices.push(`All ${expected} expected items are collected. Call done now.`);
   }
-  const tools = toolsFor(stepNo, max, stag.level);
+  const tools = toolsFor(stepNo, max, stag.level, scenarioLeft(state));
   const vision = await visionNote(rt, snap);
   const prompt = stepPrompt({
     step: stepNo,
@@ -175,6 +177,15 @@ export async function runStep(rt: SliceRuntime): Promise<StepOutcome> {
     ...(vision ? { visionNote: vision } : {}),
     ...(state.watchdog.failuresInRow >= 3 ? { interactive: interactiveList(snap) } : {}),
     finalOnly: tools.length === 2,
+    ...(state.task.steps
+      ? {
+          scenario: {
+            index: state.scenario?.index ?? 0,
+            total: state.task.steps.length,
+            text: state.task.steps[state.scenario?.index ?? 0],
+          },
+        }
+      : {}),
   });
 
   const modelStarted = performance.now();
@@ -225,9 +236,11 @@ export async function runStep(rt: SliceRuntime): Promise<StepOutcome> {
     if (r.extracted !== undefined)
       state.watchdog = { ...state.watchdog, extractHash: hash(canonicalJson(r.extracted)) };
     if (r.final?.kind === 'fail') end = { kind: 'fail', reason: r.final.reason };
+    if (r.stepDone !== undefined && state.scenario && scenarioLeft(state) > 0)
+      state.scenario = { index: state.scenario.index + 1, notes: [...state.scenario.notes, r.stepDone] };
     if (r.final?.kind === 'done') {
       const merged = mergeData(state.data, r.final.data);
-      const check = checkDone(state.task, merged, state.artifacts);
+      const check = checkDone(state.task, merged, state.artifacts, state.scenario?.index);
       if (check.ok) {
         state.data = merged;
         end = { kind: 'done' };

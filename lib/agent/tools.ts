@@ -20,10 +20,12 @@ export const TOOL_NAMES = [
   'done',
   'fail',
 ] as const;
-export type ToolName = (typeof TOOL_NAMES)[number];
+/** Scenario mode adds one tool: the current scenario step is achieved, go on to the next. */
+export const SCENARIO_TOOL = 'step_done' as const;
+export type ToolName = (typeof TOOL_NAMES)[number] | typeof SCENARIO_TOOL;
 
 /** Tools that end a batch: what comes after them could not have seen their effect, or there is no after. */
-export const BATCH_ENDING: ReadonlySet<ToolName> = new Set(['goto', 'done', 'fail']);
+export const BATCH_ENDING: ReadonlySet<ToolName> = new Set(['goto', 'done', 'fail', SCENARIO_TOOL]);
 export const FINAL_TOOLS: readonly ToolName[] = ['done', 'fail'];
 
 const id = z.number().int().describe('element id from the page outline, e.g. 12 for [12]');
@@ -73,6 +75,10 @@ const TOOL_SHAPES = {
     data: dataObject.describe('the final result in the task schema'),
   }),
   fail: z.object({ tool: z.literal('fail'), reason: z.string() }),
+  step_done: z.object({
+    tool: z.literal(SCENARIO_TOOL),
+    note: z.string().describe('what shows the scenario step is achieved'),
+  }),
 } satisfies Record<ToolName, z.ZodObject>;
 
 export type ToolCall = { [K in ToolName]: z.infer<(typeof TOOL_SHAPES)[K]> }[ToolName];

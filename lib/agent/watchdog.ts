@@ -4,7 +4,7 @@
  * the model is offered. The slice calls these and acts on what they return.
  */
 import type { WatchdogState } from './state.ts';
-import { FINAL_TOOLS, TOOL_NAMES, type ToolName } from './tools.ts';
+import { FINAL_TOOLS, SCENARIO_TOOL, TOOL_NAMES, type ToolName } from './tools.ts';
 
 export const STAGNATION_LEVELS = [3, 5, 8] as const;
 /** The same action this many times in a row on one URL stops the sample. */
@@ -66,9 +66,20 @@ export function budgetWarnings(
   return { watchdog: next, notices };
 }
 
-/** Tools offered for a step: only done / fail on the last step or at stagnation level 3. */
-export function toolsFor(step: number, maxSteps: number, level: number): readonly ToolName[] {
-  return step >= maxSteps || level >= 3 ? FINAL_TOOLS : TOOL_NAMES;
+const WITH_SCENARIO: readonly ToolName[] = [...TOOL_NAMES, SCENARIO_TOOL];
+
+/**
+ * Tools offered for a step: only done / fail on the last step or at stagnation level 3; in scenario
+ * mode, step_done as well while scenario steps remain.
+ */
+export function toolsFor(
+  step: number,
+  maxSteps: number,
+  level: number,
+  scenarioLeft = 0,
+): readonly ToolName[] {
+  if (step >= maxSteps || level >= 3) return FINAL_TOOLS;
+  return scenarioLeft > 0 ? WITH_SCENARIO : TOOL_NAMES;
 }
 
 /** Records acted tool keys; returns the key repeated SPAM_REPEATS times in a row, if any. */

@@ -102,6 +102,11 @@ describe('done check', () => {
     });
     expect(checkDone({ goal: 'g', expectedItems: 2 }, { list: [1, 2] }, []).short).toBeUndefined();
   });
+  it('in scenario mode, accepts done only when every scenario step was marked achieved', () => {
+    const t = { goal: 'g', steps: ['a', 'b', 'c'] };
+    expect(checkDone(t, {}, [], 1).missingSteps).toEqual(['b', 'c']);
+    expect(checkDone(t, {}, [], 3).ok).toBe(true);
+  });
   it('reads dot paths through arrays', () => {
     expect(valueAt({ a: [{ b: null }, { b: 2 }] }, 'a.b')).toBe(2);
     expect(isPresent(0)).toBe(true);
@@ -140,6 +145,8 @@ describe('watchdog', () => {
     expect(toolsFor(9, 10, 2)).toHaveLength(12);
     expect(toolsFor(10, 10, 0)).toEqual(['done', 'fail']);
     expect(toolsFor(3, 10, 3)).toEqual(['done', 'fail']);
+    expect(toolsFor(3, 10, 0, 2)).toContain('step_done');
+    expect(toolsFor(10, 10, 0, 2)).toEqual(['done', 'fail']);
   });
   it('flags the same action 4 times in a row, not 4 different ones', () => {
     let wd = fresh();
