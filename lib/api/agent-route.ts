@@ -41,6 +41,12 @@ export const AgentRequest = z
     maxSteps: z.number().int().min(1).max(200).optional(),
     expectedItems: z.number().int().min(1).optional(),
     vision: z.enum(['fallback', 'always', 'never']).optional(),
+    steps: z
+      .array(z.string().min(1))
+      .min(1)
+      .max(50)
+      .optional()
+      .describe('scenario mode: steps done in order'),
     variables: z
       .record(z.string().regex(/^[A-Za-z_][\w.-]*$/, 'variable names are letters, digits, _ . -'), z.string())
       .optional()
@@ -149,7 +155,8 @@ export function registerAgentRoute(app: OpenAPIHono<Env>, deps: AgentRouteDeps):
       const { noModelError } = await import('../llm/config.ts');
       throw new OpError('no_model', `the agent needs a model. ${noModelError().message}`);
     }
-    const { schema, requiredFields, requiredArtifacts, keywords, maxSteps, expectedItems, vision } = body;
+    const { schema, requiredFields, requiredArtifacts, keywords, maxSteps, expectedItems, vision, steps } =
+      body;
     const task = AgentTaskSchema.parse({
       goal: body.goal,
       ...(schema ? { schema } : {}),
@@ -159,6 +166,7 @@ export function registerAgentRoute(app: OpenAPIHono<Env>, deps: AgentRouteDeps):
       ...(maxSteps ? { maxSteps } : {}),
       ...(expectedItems ? { expectedItems } : {}),
       ...(vision ? { vision } : {}),
+      ...(steps ? { steps } : {}),
     });
     const runId = body.runId ?? `agent_${randomUUID()}`;
     const sampleId = body.sampleId ?? 'main';

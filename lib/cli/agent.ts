@@ -14,7 +14,7 @@ import { intFlag, parse, UsageError, urlArg } from './args.ts';
 import { policyForCli } from './snapshot.ts';
 
 export const AGENT_USAGE =
-  'browserfn agent <url> "<goal>" [--schema f.json] [--max-steps N] [--out DIR] [--model provider/model] [--var name=value]…';
+  'browserfn agent <url> "<goal>" [--schema f.json] [--max-steps N] [--out DIR] [--model provider/model] [--var name=value]… [--require field]… [--step "scenario step"]…';
 
 const OPTIONS = {
   schema: { type: 'string' },
@@ -23,6 +23,7 @@ const OPTIONS = {
   model: { type: 'string' },
   var: { type: 'string', multiple: true },
   require: { type: 'string', multiple: true },
+  step: { type: 'string', multiple: true },
 } as const;
 
 async function readSchema(path: string): Promise<Record<string, unknown>> {
@@ -75,11 +76,13 @@ export async function agentCommand(argv: string[], out: (s: string) => void): Pr
   const maxSteps = intFlag(flags, 'max-steps');
   const schema = typeof flags.schema === 'string' ? await readSchema(flags.schema) : undefined;
   const required = flags.require as unknown as string[] | undefined;
+  const steps = flags.step as unknown as string[] | undefined;
   const task = AgentTaskSchema.parse({
     goal,
     ...(schema ? { schema } : {}),
     ...(maxSteps ? { maxSteps } : {}),
     ...(required?.length ? { requiredFields: required } : {}),
+    ...(steps?.length ? { steps } : {}),
   });
   const vars = variables(flags.var as unknown as string[] | undefined);
   const policy = policyForCli(url);

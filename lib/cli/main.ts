@@ -40,7 +40,7 @@ const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string }> =
   agent: {
     run: async () => (await import('./agent.ts')).agentCommand,
     usage:
-      'browserfn agent <url> "<goal>" [--schema f.json] [--max-steps N] [--out DIR] [--model M] [--var name=value]…',
+      'browserfn agent <url> "<goal>" [--schema f.json] [--max-steps N] [--out DIR] [--model M] [--var name=value]… [--require field]… [--step "scenario step"]…',
   },
   serve: { run: async () => serveCommand, usage: 'browserfn serve [--port 8787] [--host 127.0.0.1]' },
 };
