@@ -278,7 +278,13 @@ export async function runStep(rt: SliceRuntime): Promise<StepOutcome> {
   for (const [i, r] of results.entries()) {
     if (r.final || r.saved || calls[i]!.tool === 'screenshot') continue;
     if (!r.ok || r.navigated || r.extracted !== undefined)
-      state.memory = remember(state.memory, snap.url, describeCall(calls[i]!, snap), r.ok);
+      // Ids mean nothing on the next page or sample; role and name do.
+      state.memory = remember(
+        state.memory,
+        snap.url,
+        describeCall(calls[i]!, snap).replace(/\[\d+\] /g, ''),
+        r.ok,
+      );
   }
   state.history = [
     ...state.history,
