@@ -10,10 +10,15 @@ const SLICE_MS = 10 * 60_000;
  * slices until the state is final or `deadline` passes (then the last checkpoint is where the next
  * call picks up). Used by the API route, the CLI and adapters that want one call, not slices.
  */
+export interface RunAgentOptions {
+  /** Epoch ms: hand the (checkpointed, still running) state back by then. */
+  deadline?: number;
+}
+
 export async function runAgent(
   init: NewAgentStateInit,
   deps: AgentDeps,
-  opts: { deadline?: number } = {},
+  opts: RunAgentOptions = {},
 ): Promise<AgentState> {
   const saved = await deps.runStore.loadCheckpoint(init.tenant, init.runId, init.sampleId);
   let state = saved ? stateFromJson(saved.state) : newAgentState(init);

@@ -88,11 +88,21 @@ async function observe(rt: SliceRuntime): Promise<Snapshot> {
     ...(state.task.keywords ?? []),
     ...state.task.goal.split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 3),
   ].slice(0, 16);
-  return snapshot(page!, {
-    budget: PAGE_BUDGET,
-    keywords,
-    ...(deps.variables ? { secrets: deps.variables } : {}),
-  });
+  const read = () =>
+    snapshot(page!, {
+      budget: PAGE_BUDGET,
+      keywords,
+      ...(deps.variables ? { secrets: deps.variables } : {}),
+    });
+  try {
+    return await read();
+  } catch (err) {
+    // A navigation started by the page's own script replaced the document mid-read: read the new one.
+    if (!/context was destroyed|navigat|detached/i.test((err as Error).message)) throw err;
+    await page!.waitForLoadState('domcontentloaded').catch(() => undefined);
+    await settle(page!, { timeoutMs: 3000, quietMs: SETTLE_QUIET_MS });
+    return read();
+  }
 }
 
 async function visionNote(rt: SliceRuntime, snap: Snapshot): Promise<string | undefined> {
