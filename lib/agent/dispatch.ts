@@ -295,7 +295,7 @@ export async function dispatch(
     if (toAction(call).length > 0 && call.tool !== 'wait') {
       // Did the page's set of controls change? Then the next id was picked on a page that is gone.
       try {
-        await settle(ctx.page, { timeoutMs: 1500, quietMs: 100 });
+        await settle(ctx.page, { timeoutMs: 1500, quietMs: 50 });
         const fresh = await snapshot(ctx.page, ctx.variables ? { secrets: ctx.variables } : {});
         if (fresh.signature !== current.signature)
           return { results, skipped: rest, abort: 'the page changed' };
