@@ -31,6 +31,8 @@ export const AgentTaskSchema = z
     wallClockMs: z.number().int().min(1000).optional(),
     /** Infrastructure errors in a row that stop the sample as retryable (default 3). */
     maxInfraErrors: z.number().int().min(1).max(50).optional(),
+    /** Token budget for the page outline in each step's prompt (default 3000). */
+    pageBudget: z.number().int().min(300).max(50_000).optional(),
     /**
      * Scenario mode: steps carried out in order, each one goal ("open the settings", "turn on
      * dark mode"); the model marks each achieved with step_done, and done is accepted after the last.

@@ -28,8 +28,11 @@ import {
   trackStagnation,
 } from './watchdog.ts';
 
-/** Page text per step: fixture-sized pages fit whole; big ones keep in-view, interactive and keyword lines. */
-export const PAGE_BUDGET = 1500;
+/**
+ * Page text per step unless the task says otherwise: ordinary pages fit whole; big ones keep the
+ * lines in view, the interactive ones and those matching the task's words.
+ */
+export const PAGE_BUDGET = 3000;
 const HISTORY_BUDGET = 600;
 const VISION_BELOW = 0.6;
 const SETTLE_QUIET_MS = 50;
@@ -90,7 +93,7 @@ async function observe(rt: SliceRuntime): Promise<Snapshot> {
   ].slice(0, 16);
   const read = () =>
     snapshot(page!, {
-      budget: PAGE_BUDGET,
+      budget: state.task.pageBudget ?? PAGE_BUDGET,
       keywords,
       ...(deps.variables ? { secrets: deps.variables } : {}),
     });

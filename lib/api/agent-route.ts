@@ -155,8 +155,17 @@ export function registerAgentRoute(app: OpenAPIHono<Env>, deps: AgentRouteDeps):
       const { noModelError } = await import('../llm/config.ts');
       throw new OpError('no_model', `the agent needs a model. ${noModelError().message}`);
     }
-    const { schema, requiredFields, requiredArtifacts, keywords, maxSteps, expectedItems, vision, steps } =
-      body;
+    const {
+      schema,
+      requiredFields,
+      requiredArtifacts,
+      keywords,
+      maxSteps,
+      expectedItems,
+      vision,
+      steps,
+      pageBudget,
+    } = body;
     const task = AgentTaskSchema.parse({
       goal: body.goal,
       ...(schema ? { schema } : {}),
@@ -167,6 +176,7 @@ export function registerAgentRoute(app: OpenAPIHono<Env>, deps: AgentRouteDeps):
       ...(expectedItems ? { expectedItems } : {}),
       ...(vision ? { vision } : {}),
       ...(steps ? { steps } : {}),
+      ...(pageBudget ? { pageBudget } : {}),
     });
     const runId = body.runId ?? `agent_${randomUUID()}`;
     const sampleId = body.sampleId ?? 'main';

@@ -334,4 +334,14 @@ describe('agent time limits', () => {
     expect(page.isClosed()).toBe(false);
     await context.close();
   });
+
+  it('keeps a big page within the page budget, with the task words and what is in view first', async () => {
+    const env = await agentEnv({ browser: () => browser, site, llm, flavour: 'openai' });
+    llm.setHandler(perStep(() => reply([{ tool: 'fail', reason: 'just looking' }])));
+    await runAgent(init('/large.html', { goal: 'Look around', pageBudget: 800 }), env.deps);
+    const decision = llm.requests.find(isDecision)!;
+    const page = decision.text.slice(decision.text.indexOf('Current page:'));
+    expect(page).toMatch(/lines left out, \d+ of them interactive: token budget 800/);
+    expect(page.length).toBeLessThan(800 * 4 + 600);
+  });
 });
