@@ -47,6 +47,7 @@ export const AgentRequest = z
       .max(50)
       .optional()
       .describe('scenario mode: steps done in order'),
+    pageBudget: z.number().int().min(300).max(50_000).optional().describe('tokens of page text per step'),
     variables: z
       .record(z.string().regex(/^[A-Za-z_][\w.-]*$/, 'variable names are letters, digits, _ . -'), z.string())
       .optional()
