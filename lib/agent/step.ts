@@ -252,15 +252,12 @@ export async function runStep(rt: SliceRuntime): Promise<StepOutcome> {
     if (r.stepDone !== undefined && state.scenario && scenarioLeft(state) > 0)
       state.scenario = { index: state.scenario.index + 1, notes: [...state.scenario.notes, r.stepDone] };
     if (r.final?.kind === 'done') {
-      const merged = mergeData(state.data, r.final.data);
-      const check = checkDone(state.task, merged, state.artifacts, state.scenario?.index);
-      if (check.ok) {
-        state.data = merged;
-        end = { kind: 'done' };
-      } else if (stepNo >= max) {
-        state.data = merged;
-        end = { kind: 'bounced_last', message: bounceMessage(check) };
-      } else {
+      // Even a done that is bounced keeps its data: merging is idempotent, so nothing is lost or doubled.
+      state.data = mergeData(state.data, r.final.data);
+      const check = checkDone(state.task, state.data, state.artifacts, state.scenario?.index);
+      if (check.ok) end = { kind: 'done' };
+      else if (stepNo >= max) end = { kind: 'bounced_last', message: bounceMessage(check) };
+      else {
         state.watchdog = { ...state.watchdog, bounce: bounceMessage(check) };
         r.ok = false;
         r.outcome = bounceMessage(check);
