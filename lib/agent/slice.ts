@@ -31,6 +31,8 @@ export type { AgentDeps, SliceOptions } from './deps.ts';
 export const CHECKPOINT_EVERY = 5;
 /** Time kept free before the deadline for the closing checkpoint. */
 const CLOSING_MS = 3000;
+const INFRA_PAUSE_MS = 250;
+const INFRA_PAUSE_CAP_MS = 4000;
 
 async function loadSteps(deps: AgentDeps, state: AgentState): Promise<StepRecord[]> {
   const bytes = await deps.evidence.get(keyFor(state, ACTION_LOG)).catch(() => undefined);
@@ -105,10 +107,15 @@ export async function runSlice(input: AgentState, deps: AgentDeps, opts: SliceOp
   let stepsThisSlice = 0;
   let slowestStep = 0;
   let lastError = '';
-  const infra = (err: unknown) => {
+  const infra = async (err: unknown) => {
     state.infraErrorsInRow += 1;
     lastError = firstLine(err);
     log({ level: 'warn', msg: 'infrastructure error', error: lastError, inRow: state.infraErrorsInRow });
+    // A short, growing pause: a blip (a DNS hiccup, a browser restarting) gets a chance to pass.
+    if (state.infraErrorsInRow < maxInfra) {
+      const pause = Math.min(INFRA_PAUSE_CAP_MS, INFRA_PAUSE_MS * 2 ** (state.infraErrorsInRow - 1));
+      if (Date.now() + pause + CLOSING_MS < opts.deadline) await new Promise((r) => setTimeout(r, pause));
+    }
   };
   try {
     while (!isFinal(state)) {
@@ -146,7 +153,7 @@ export async function runSlice(input: AgentState, deps: AgentDeps, opts: SliceOp
             await stopWith(rt, `could not open ${state.url}: ${firstLine(err)}`, false);
             break;
           }
-          infra(err);
+          await infra(err);
           continue;
         }
       }
@@ -155,7 +162,7 @@ export async function runSlice(input: AgentState, deps: AgentDeps, opts: SliceOp
         outcome = await runStep(rt);
       } catch (err) {
         if (classify(err) === 'infra') {
-          infra(err);
+          await infra(err);
           if (isPageGone(err)) {
             await handle.close().catch(() => undefined);
             handle = undefined;
