@@ -5,6 +5,7 @@ import { act, assertKnownVariables } from '../ops/act.ts';
 import { extract } from '../ops/extract.ts';
 import { observe } from '../ops/observe.ts';
 import { OpError } from '../ops/types.ts';
+import { type AgentRouteDeps, registerAgentRoute } from './agent-route.ts';
 import { assertKeyRing, type KeyRing, tenantFor } from './auth.ts';
 import { DEMO_PATH, demoPage } from './demo.ts';
 import { toErrorResponse } from './errors.ts';
@@ -21,7 +22,7 @@ import {
 } from './schemas.ts';
 import type { StagehandService } from './stagehand/index.ts';
 
-export interface AppDeps extends OpDeps {
+export interface AppDeps extends OpDeps, Pick<AgentRouteDeps, 'agentStores'> {
   keys: KeyRing;
   /** Whole-request deadline (default 120 s). */
   requestTimeoutMs?: number;
@@ -261,5 +262,6 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     },
   );
   if (deps.runs) registerRunRoutes(app, deps.runs);
+  registerAgentRoute(app, deps);
   return app;
 }
