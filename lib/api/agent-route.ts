@@ -16,7 +16,7 @@ import { runEvidencePrefix } from '../store/keys.ts';
 import { LocalEvidenceStore } from '../store/local-evidence-store.ts';
 import { LocalRunStore } from '../store/local-run-store.ts';
 import type { EvidenceStore, RunStore } from '../store/ports.ts';
-import { modelFor, type OpDeps } from './run-op.ts';
+import { admitCdp, modelFor, type OpDeps } from './run-op.ts';
 import { ErrorBody, ModelChoice } from './schemas.ts';
 
 const HttpUrl = z
@@ -151,6 +151,8 @@ export function registerAgentRoute(app: OpenAPIHono<Env>, deps: AgentRouteDeps):
       const verdict = await checkUrl(body.url, deps.policy);
       if (!verdict.ok) throw new OpError('blocked', verdict.message);
     }
+    // The operator's list of browser endpoints applies here as everywhere (400 / 403 / 502).
+    const cdpUrl = body.cdpUrl ? await admitCdp(body.cdpUrl, deps) : undefined;
     const llm = await modelFor(body, deps);
     if (!llm) {
       const { noModelError } = await import('../llm/config.ts');
@@ -189,7 +191,7 @@ export function registerAgentRoute(app: OpenAPIHono<Env>, deps: AgentRouteDeps):
       newPage: async () => {
         const s = await openSession({
           ...(browser ? { browser } : {}),
-          ...(body.cdpUrl ? { cdpUrl: body.cdpUrl } : {}),
+          ...(cdpUrl ? { cdpUrl } : {}),
           policy: deps.policy,
         });
         return { page: s.page, close: () => s.close() };

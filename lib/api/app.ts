@@ -42,6 +42,7 @@ const METHODS: Record<string, string[]> = {
   '/v1/observe': ['POST'],
   '/v1/extract': ['POST'],
   '/v1/runs': ['POST'],
+  '/v1/agent': ['POST'],
   '/healthz': ['GET', 'HEAD'],
   '/openapi.json': ['GET', 'HEAD'],
   [DEMO_PATH]: ['GET', 'HEAD'],
