@@ -1,10 +1,11 @@
 /**
- * The one place runs names the agent. Until lib/agent lands this is a one-step agent that does one
- * honest thing: open the sample URL in its own context, screenshot it, run `extract` with the task goal
- * and schema, and write the result once. At merge it becomes a thin adapter over lib/agent:
- *   import { newAgentState } from '../agent/state.ts'; import { runSlice } from '../agent/slice.ts';
- *   export const agentSliceRunner: SliceRunner = { newState: newAgentState, runSlice };
+ * The one place runs names the agent. A sample runs in one of two modes (the spec's `mode`):
+ * - `agent` (default): lib/agent's loop in slices (observe → decide → act → check, checkpoints);
+ * - `extract`: one read of the sample page — open it in its own context, screenshot it, run `extract`
+ *   with the goal and schema, write the result once. One model call per page, for listing-style runs.
  */
+import { runSlice as runAgentSlice } from '../agent/slice.ts';
+import { type AgentState, newAgentState } from '../agent/state.ts';
 import { guardedGoto } from '../browser/navigate.ts';
 import { settle } from '../browser/settle.ts';
 import { extract } from '../ops/extract.ts';
@@ -107,7 +108,8 @@ async function oneStep(state: SliceState, deps: SliceDeps): Promise<SliceState> 
   return next;
 }
 
-export const agentSliceRunner: SliceRunner = {
+/** The one-read mode. */
+export const extractSliceRunner: SliceRunner = {
   newState: (init) => ({
     version: 1,
     tenant: init.tenant,
@@ -124,4 +126,39 @@ export const agentSliceRunner: SliceRunner = {
     checkpointSeq: 0,
   }),
   runSlice: (state, deps) => oneStep(state, deps),
+};
+
+/** The agent mode: lib/agent's own state and slices; its state is a superset of what runs reads. */
+const agentModeRunner: SliceRunner = {
+  newState: ({ task: { mode: _mode, ...task }, ...init }) =>
+    newAgentState({ ...init, task }) as unknown as SliceState,
+  runSlice: async (state, deps, opts) => {
+    if (!deps.llm) throw new Error("the agent needs a model: set the spec's model or BROWSERFN_MODEL");
+    const next = await runAgentSlice(
+      state as unknown as AgentState,
+      {
+        runStore: deps.runStore,
+        evidence: deps.evidence,
+        llm: deps.llm,
+        newPage: deps.newPage,
+        ...(deps.checkNavigation ? { checkNavigation: deps.checkNavigation } : {}),
+        ...(deps.variables ? { variables: deps.variables } : {}),
+        ...(deps.log ? { log: deps.log } : {}),
+      },
+      opts,
+    );
+    return next as unknown as SliceState;
+  },
+};
+
+const isExtract = (task: { mode?: 'agent' | 'extract' }) => task.mode === 'extract';
+
+/** Picks the mode per sample from its task. */
+export const agentSliceRunner: SliceRunner = {
+  newState: (init) =>
+    isExtract(init.task) ? extractSliceRunner.newState(init) : agentModeRunner.newState(init),
+  runSlice: (state, deps, opts) =>
+    isExtract(state.task)
+      ? extractSliceRunner.runSlice(state, deps, opts)
+      : agentModeRunner.runSlice(state, deps, opts),
 };

@@ -59,6 +59,8 @@ export function specFromPlan(reply: PlanReply, base: { model?: string; concurren
     requiredFields: reply.requiredFields.filter((f) => names.has(f)),
     keywords: reply.keywords,
     maxSteps: Math.min(50, Math.max(1, reply.maxSteps)),
+    // A task the planner sizes at one step is a single read of the page: no agent loop needed.
+    mode: reply.maxSteps <= 1 ? 'extract' : 'agent',
     ...(reply.expectedItems ? { expectedItems: reply.expectedItems } : {}),
     ...(base.model ? { model: base.model } : {}),
     ...(base.concurrency ? { concurrency: base.concurrency } : {}),

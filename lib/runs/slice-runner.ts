@@ -10,6 +10,8 @@ import type { TaskSpec } from './task-spec.ts';
 /** The agent's task as lib/agent takes it (AgentTask). */
 export interface SliceTask {
   goal: string;
+  /** `extract` reads the sample page once; `agent` (default) runs lib/agent's loop. */
+  mode?: 'agent' | 'extract';
   schema?: Record<string, unknown>;
   requiredFields?: string[];
   requiredArtifacts?: string[];
@@ -78,6 +80,7 @@ export const isFinal = (status: SliceStatus) => status !== 'running';
 export function taskFromSpec(spec: TaskSpec): SliceTask {
   return {
     goal: spec.goal,
+    mode: spec.mode,
     ...(spec.outputSchema ? { schema: spec.outputSchema } : {}),
     ...(spec.requiredFields ? { requiredFields: spec.requiredFields } : {}),
     ...(spec.requiredArtifacts ? { requiredArtifacts: spec.requiredArtifacts } : {}),

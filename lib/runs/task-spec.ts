@@ -27,6 +27,12 @@ export const AuthProfileSchema = z
 export const TaskSpecSchema = z
   .object({
     goal: z.string().trim().min(1).max(4000).describe('what the agent must do on each sample URL'),
+    mode: z
+      .enum(['agent', 'extract'])
+      .default('agent')
+      .describe(
+        'agent: the step-by-step agent (navigate, click, type, save progress); extract: one read of the sample page (one model call)',
+      ),
     outputSchema: z
       .record(z.string(), z.unknown())
       .optional()

@@ -98,6 +98,7 @@ async function main() {
   const browser = await launchBrowser();
   const spec = parseTaskSpec({
     goal: 'the product name',
+    mode: 'extract',
     outputSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
     requiredFields: ['name'],
     concurrency: CONCURRENCY,

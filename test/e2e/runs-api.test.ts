@@ -76,6 +76,7 @@ const call = (method: string, path: string, body?: unknown, key = 'key-a') =>
 
 const spec = {
   goal: 'the product name',
+  mode: 'extract',
   outputSchema: { type: 'object', properties: { title: { type: 'string' } } },
   requiredFields: ['title'],
   concurrency: 2,

@@ -30,6 +30,7 @@ beforeAll(async () => {
     join(dir, 'spec.json'),
     JSON.stringify({
       goal: 'the product name',
+      mode: 'extract',
       outputSchema: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] },
       requiredFields: ['title'],
     }),

@@ -41,6 +41,7 @@ afterAll(async () => {
 
 const spec = parseTaskSpec({
   goal: 'the product name shown as the page title',
+  mode: 'extract',
   outputSchema: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] },
   requiredFields: ['title'],
   concurrency: 2,
@@ -172,7 +173,7 @@ describe('a run on the local state machine', () => {
               ],
             },
           }
-        : finishWith({ title: headingIn(req) ?? null }),
+        : finishWith({ title: headingIn(req) ?? null }, req),
     );
     try {
       const input = await createRun(stores.runStore, stores.evidence, {

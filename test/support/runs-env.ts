@@ -33,13 +33,23 @@ export function headingIn(req: RecordedRequest): string | undefined {
  * The model's answer that ends a sample with `data`: the one place that knows the reply shape of the
  * agent's step (today the one-step binding's extract reply; the agent's own `done` when it lands).
  */
-export function finishWith(data: Record<string, unknown>): ScriptedReply {
+export function finishWith(data: Record<string, unknown>, req?: RecordedRequest): ScriptedReply {
+  // The agent mode's decision call ends the sample with its `done` tool; the extract mode's one call
+  // answers with the data itself.
+  if (req?.schemaName === 'next_actions')
+    return {
+      json: {
+        evaluation_previous_step: 'the page is open',
+        next_goal: 'report what was asked',
+        actions: [{ tool: 'done', data }],
+      },
+    };
   return { json: { data, done: true } };
 }
 
-/** A model that ends every sample with the page's heading as `title`. */
+/** A model that ends every sample with the page's heading as `title` (either mode). */
 export function titleModel(llm: ScriptedModel): void {
-  llm.setHandler((req) => finishWith({ title: headingIn(req) ?? null }));
+  llm.setHandler((req) => finishWith({ title: headingIn(req) ?? null }, req));
 }
 
 export function runDeps(
