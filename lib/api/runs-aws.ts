@@ -7,6 +7,7 @@
  */
 import {
   DescribeExecutionCommand,
+  ExecutionAlreadyExists,
   ExecutionDoesNotExist,
   SFNClient,
   StartExecutionCommand,
@@ -89,6 +90,15 @@ export function awsRunsApi(o: AwsRunsOptions): RunsApiDeps {
       const name = executionName(runId, attempt);
       // Marked before the execution starts, so a cancel right after the start is never overwritten.
       await o.runStore.updateRun(tenant, runId, { status: 'running' });
+      const remember = (arn: string) => {
+        const record: ExecutionRecord = {
+          name,
+          attempt,
+          executionArn: arn,
+          startedAt: new Date().toISOString(),
+        };
+        return o.evidence.put(executionKey(tenant, runId), JSON.stringify(record), 'application/json');
+      };
       let arn: string;
       try {
         const out = await o.client.send(
@@ -100,18 +110,18 @@ export function awsRunsApi(o: AwsRunsOptions): RunsApiDeps {
         );
         arn = out.executionArn ?? executionArn(o.stateMachineArn, name);
       } catch (err) {
+        // Another resume of this run started the same execution a moment ago: it is running.
+        if (err instanceof ExecutionAlreadyExists) {
+          // Remembered here too, so a cancel stops that one whichever call wrote last.
+          await remember(executionArn(o.stateMachineArn, name));
+          throw new HTTPException(409, { message: `run ${runId} is already running (execution ${name})` });
+        }
         const message = `could not start the run's state machine: ${(err as Error).message}`;
         o.log?.({ level: 'warn', msg: 'StartExecution failed', runId, error: (err as Error).message });
         await o.runStore.updateRun(tenant, runId, { status: 'failed', reason: message });
         throw new HTTPException(503, { message });
       }
-      const record: ExecutionRecord = {
-        name,
-        attempt,
-        executionArn: arn,
-        startedAt: new Date().toISOString(),
-      };
-      await o.evidence.put(executionKey(tenant, runId), JSON.stringify(record), 'application/json');
+      await remember(arn);
     },
     isActive: async (tenant, runId) => {
       const record = await latest(tenant, runId);

@@ -197,6 +197,27 @@ describe('runs API on AWS: Step Functions executions', () => {
     expect((await runs.getRun('acme', runId))?.status).toBe('running');
   });
 
+  it('a resume racing another one finds its execution name taken: 409, and the run stays running', async () => {
+    await call('key-acme', 'POST', `/v1/runs/${runId}/cancel`);
+    // The other resume got there first: the third execution exists already.
+    const third = executionArn(MACHINE, `${runId}-3`);
+    sfn.executions.set(third, { executionArn: third, name: `${runId}-3`, status: 'RUNNING', input: '{}' });
+    const resume = await call('key-acme', 'POST', `/v1/runs/${runId}/resume`);
+    expect(resume.status).toBe(409);
+    expect((resume.json.error as { message: string }).message).toBe(
+      `run ${runId} is already running (execution ${runId}-3)`,
+    );
+    const { runs } = storesFromEnv(aws.env);
+    expect((await runs.getRun('acme', runId))?.status).toBe('running');
+    // And a cancel now stops that execution, not the one before it.
+    expect((await call('key-acme', 'POST', `/v1/runs/${runId}/cancel`)).status).toBe(202);
+    expect(sfn.calls.filter((c) => c.target === 'AWSStepFunctions.StopExecution').at(-1)?.body).toEqual({
+      executionArn: third,
+      cause: 'cancelled by the caller',
+    });
+    expect(sfn.executions.get(third)?.status).toBe('ABORTED');
+  });
+
   it('an execution that cannot start is a 503 naming why, and the run is marked failed', async () => {
     sfn.state.failNextStart = true;
     const res = await call('key-acme', 'POST', '/v1/runs', START);
