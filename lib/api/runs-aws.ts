@@ -13,12 +13,11 @@ import {
   StartExecutionCommand,
   StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
-import { HTTPException } from 'hono/http-exception';
 import { mergeRun } from '../runs/merge.ts';
 import type { ExecutionInput, ItemsLocation } from '../runs/run-records.ts';
 import { keySegment } from '../store/keys.ts';
 import type { EvidenceStore, RunStore } from '../store/ports.ts';
-import type { RunsApiDeps } from './runs.ts';
+import { LaunchError, type RunsApiDeps } from './runs.ts';
 
 export interface AwsRunsOptions {
   runStore: RunStore;
@@ -114,12 +113,12 @@ export function awsRunsApi(o: AwsRunsOptions): RunsApiDeps {
         if (err instanceof ExecutionAlreadyExists) {
           // Remembered here too, so a cancel stops that one whichever call wrote last.
           await remember(executionArn(o.stateMachineArn, name));
-          throw new HTTPException(409, { message: `run ${runId} is already running (execution ${name})` });
+          throw new LaunchError('conflict', `run ${runId} is already running (execution ${name})`);
         }
         const message = `could not start the run's state machine: ${(err as Error).message}`;
         o.log?.({ level: 'warn', msg: 'StartExecution failed', runId, error: (err as Error).message });
         await o.runStore.updateRun(tenant, runId, { status: 'failed', reason: message });
-        throw new HTTPException(503, { message });
+        throw new LaunchError('unavailable', message);
       }
       await remember(arn);
     },

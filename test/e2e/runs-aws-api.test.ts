@@ -203,10 +203,13 @@ describe('runs API on AWS: Step Functions executions', () => {
     const third = executionArn(MACHINE, `${runId}-3`);
     sfn.executions.set(third, { executionArn: third, name: `${runId}-3`, status: 'RUNNING', input: '{}' });
     const resume = await call('key-acme', 'POST', `/v1/runs/${runId}/resume`);
-    expect(resume.status).toBe(409);
-    expect((resume.json.error as { message: string }).message).toBe(
-      `run ${runId} is already running (execution ${runId}-3)`,
-    );
+    expect(resume).toEqual({
+      status: 409,
+      json: {
+        error: { kind: 'conflict', message: `run ${runId} is already running (execution ${runId}-3)` },
+        runId,
+      },
+    });
     const { runs } = storesFromEnv(aws.env);
     expect((await runs.getRun('acme', runId))?.status).toBe('running');
     // And a cancel now stops that execution, not the one before it.
@@ -222,14 +225,18 @@ describe('runs API on AWS: Step Functions executions', () => {
     sfn.state.failNextStart = true;
     const res = await call('key-acme', 'POST', '/v1/runs', START);
     expect(res.status).toBe(503);
-    expect((res.json.error as { message: string }).message).toMatch(
-      /^could not start the run's state machine: State Machine Does Not Exist/,
-    );
-    const { runs } = storesFromEnv(aws.env);
-    const failed = (await runs.listRuns('acme')).filter((r) => r.runId !== runId);
-    expect(failed.map((r) => [r.status, r.reason?.slice(0, 38)])).toEqual([
-      ['failed', "could not start the run's state machin"],
-    ]);
+    expect(res.json.error).toEqual({
+      kind: 'unavailable',
+      message: `could not start the run's state machine: State Machine Does Not Exist: '${MACHINE}'`,
+    });
+    // The run that was created is named, and says why it failed.
+    const failedId = res.json.runId as string;
+    expect(failedId).not.toBe(runId);
+    const status = await call('key-acme', 'GET', `/v1/runs/${failedId}`);
+    expect(status.json).toMatchObject({
+      status: 'failed',
+      reason: `could not start the run's state machine: State Machine Does Not Exist: '${MACHINE}'`,
+    });
   });
 
   it('execution names and ARNs come from the run id and the state machine ARN', () => {
