@@ -1,46 +1,32 @@
-import { join } from 'node:path';
 import { modelFor } from '../lib/api/run-op.ts';
 import { policyFromEnv } from '../lib/browser/guard-policy.ts';
 import { sharedBrowser } from '../lib/browser/session.ts';
 import { agentSliceRunner } from '../lib/runs/agent-slice-binding.ts';
 import { runHandlers } from '../lib/runs/handlers.ts';
-import { runEvidencePrefix } from '../lib/store/keys.ts';
-import { LocalEvidenceStore } from '../lib/store/local-evidence-store.ts';
-import { LocalRunStore } from '../lib/store/local-run-store.ts';
-import type { EvidenceStore, RunStore } from '../lib/store/ports.ts';
+import { itemsInBucket } from '../lib/runs/run-records.ts';
+import { storesFromEnv } from '../lib/store/config.ts';
 
 /**
  * The run handlers as the Lambdas (agent-slice, plan, merge) use them: one set per container, the
- * browser kept warm between invocations. Stores: local files under BROWSERFN_DATA_DIR until the
- * DynamoDB + S3 adapters are wired here (lib/store/config.ts).
+ * browser kept warm between invocations. Stores from the environment (lib/store/config.ts): on AWS
+ * BROWSERFN_TABLE + BROWSERFN_BUCKET (DynamoDB + S3); unset, local files.
  */
-function stores(): { runStore: RunStore; evidence: EvidenceStore } {
-  const root = process.env.BROWSERFN_DATA_DIR ?? '/tmp/browserfn';
-  return {
-    runStore: new LocalRunStore(join(root, 'runs')),
-    evidence: new LocalEvidenceStore(join(root, 'evidence')),
-  };
-}
-
+const env = process.env;
+const stores = storesFromEnv(env);
 const policy = policyFromEnv();
-const bucket = process.env.BROWSERFN_BUCKET;
+const bucket = env.BROWSERFN_BUCKET?.trim();
 
 export const handlers = runHandlers({
-  ...stores(),
+  runStore: stores.runs,
+  evidence: stores.evidence,
   slices: agentSliceRunner,
   browser: sharedBrowser,
   policy,
   llmFor: (model) => modelFor(model ? { model } : {}, { policy }),
-  // Leave time to checkpoint before the state's TimeoutSeconds (600 s) and Lambda's own limit.
-  sliceBudgetMs: Number(process.env.BROWSERFN_SLICE_BUDGET_MS ?? 540_000),
-  ...(bucket
-    ? {
-        items: (tenant: string, runId: string) => ({
-          bucket,
-          key: `${runEvidencePrefix(tenant, runId)}items.json`,
-          resultsPrefix: `${runEvidencePrefix(tenant, runId)}map-results`,
-        }),
-      }
-    : {}),
+  // Leave time to checkpoint before the state's TimeoutSeconds and Lambda's own limit (infra/stack.ts
+  // sets BROWSERFN_SLICE_MS from the function's timeout).
+  sliceBudgetMs: Number(env.BROWSERFN_SLICE_MS ?? 540_000),
+  // A planned run writes its sample ids where the Distributed Map reads them.
+  ...(bucket ? { items: itemsInBucket(bucket, env.BROWSERFN_EVIDENCE_PREFIX?.trim() ?? '') } : {}),
   log: (e) => console.log(JSON.stringify(e)),
 });

@@ -101,9 +101,13 @@ export function grantsFor(name: FunctionName, r: StackResources): Grant[] {
         { actions: [...TABLE_READ, ...TABLE_WRITE], resources: table },
         { actions: [...OBJECT_READ, ...OBJECT_WRITE], resources: objects },
         { actions: ['s3:ListBucket'], resources: [r.bucketArn] },
-        // POST /v1/runs starts an execution; cancel stops it.
+        // POST /v1/runs (and resume) starts an execution; resume and cancel ask whether it still
+        // runs (lib/api/runs-aws.ts), cancel stops it.
         { actions: ['states:StartExecution'], resources: [r.stateMachineArn] },
-        { actions: ['states:StopExecution'], resources: [executionArns(r.stateMachineArn)] },
+        {
+          actions: ['states:DescribeExecution', 'states:StopExecution'],
+          resources: [executionArns(r.stateMachineArn)],
+        },
       ];
     case 'agentSlice':
       return [

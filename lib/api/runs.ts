@@ -33,6 +33,35 @@ export interface RunsApiDeps {
 
 type Env = { Variables: { tenant: string } };
 
+/**
+ * A launch that did not start: `conflict` when an execution of the run already runs (409),
+ * `unavailable` when the orchestrator refused to start one (503; the run is marked failed, and a
+ * resume may try again).
+ */
+export class LaunchError extends Error {
+  override name = 'LaunchError';
+  constructor(
+    readonly kind: 'conflict' | 'unavailable',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Launches the run; a LaunchError becomes its JSON answer (with the run id), anything else throws. */
+async function launchOrAnswer(c: Context<Env>, deps: RunsApiDeps, input: ExecutionInput) {
+  try {
+    await deps.launch(input);
+    return undefined;
+  } catch (err) {
+    if (!(err instanceof LaunchError)) throw err;
+    return c.json(
+      { error: { kind: err.kind, message: err.message }, runId: input.runId },
+      err.kind === 'conflict' ? 409 : 503,
+    );
+  }
+}
+
 const StartBody = z
   .object({
     spec: z.record(z.string(), z.unknown()).optional(),
@@ -165,7 +194,8 @@ export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
         : { tenant, spec: start.spec, samples: start.samples },
       deps.items,
     );
-    await deps.launch(input);
+    const refused = await launchOrAnswer(c, deps, input);
+    if (refused) return refused;
     return c.json({ runId: input.runId, status: 'queued' }, 202);
   });
 
@@ -259,7 +289,8 @@ export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
       return c.json({ error: { kind: 'conflict', message: `run ${runId} is still running` } }, 409);
     try {
       const input = await resumeInput(runStore, evidence, tenant, runId, {}, deps.items);
-      await deps.launch(input);
+      const refused = await launchOrAnswer(c, deps, input);
+      if (refused) return refused;
       return c.json({ runId, status: 'running' }, 202);
     } catch (err) {
       if (err instanceof RunNotFound) return notFound(c, runId);

@@ -13,6 +13,7 @@ import { openSession } from '../browser/session.ts';
 import type { LlmClient } from '../llm/types.ts';
 import { evidenceKey, keySegment } from '../store/keys.ts';
 import type { EvidenceStore, JsonObject, RunStore, SampleStatus } from '../store/ports.ts';
+import { manifestedEvidence } from './manifested-evidence.ts';
 import { mergeRun } from './merge.ts';
 import { planRun } from './planner.ts';
 import {
@@ -194,7 +195,8 @@ export function runHandlers(deps: RunDeps) {
         state,
         {
           runStore: deps.runStore,
-          evidence: deps.evidence,
+          // Whatever the slice stores is chained into this sample's manifest part.
+          evidence: manifestedEvidence(deps.evidence, tenant, runId, sampleId),
           ...(llm ? { llm } : {}),
           newPage: async () => {
             const session = await openSession({
@@ -236,7 +238,7 @@ export function runHandlers(deps: RunDeps) {
       ...(model ? { model } : {}),
       ...(concurrency ? { concurrency } : {}),
     });
-    await deps.evidence.put(
+    await manifestedEvidence(deps.evidence, e.tenant, e.runId).put(
       evidenceKey(e.tenant, e.runId, GENERATED_SPEC),
       JSON.stringify(
         { prompt: planned.prompt, spec: planned.spec, samples: planned.samples, usage: planned.usage },

@@ -4,6 +4,7 @@
  */
 import { stringify } from 'csv-stringify/sync';
 import { evidenceKey } from '../store/keys.ts';
+import { sealManifest } from '../store/manifest-store.ts';
 import type {
   EvidenceStore,
   Json,
@@ -14,7 +15,7 @@ import type {
   SampleRecord,
   SampleStatus,
 } from '../store/ports.ts';
-import { type ManifestEntry, sealManifest } from './manifest-binding.ts';
+import { manifestedEvidence } from './manifested-evidence.ts';
 
 export interface RunTotals {
   samples: number;
@@ -130,22 +131,20 @@ export async function mergeRun(
     runStore.listResults(tenant, runId),
   ]);
   const totals = totalsOf(run, samples, results);
-  const csv = await evidence.put(
+  // The merged files go into the run's own manifest part; the samples' files are in theirs already.
+  const runFiles = manifestedEvidence(evidence, tenant, runId);
+  const csv = await runFiles.put(
     evidenceKey(tenant, runId, 'combined.csv'),
     combinedCsv(samples, results),
     'text/csv',
   );
-  const json = await evidence.put(
+  const json = await runFiles.put(
     evidenceKey(tenant, runId, 'results.json'),
     JSON.stringify({ runId, totals, results }, null, 2),
     'application/json',
   );
-  // Every sample's evidence in sample order, then the merged files: a stable order, so a repeated
-  // merge (after a retry or a resume) seals the same chain over unchanged files.
-  const entries: ManifestEntry[] = [];
-  for (const r of results) for (const e of r.evidence) entries.push({ key: e.key, sha256: e.sha256 });
-  entries.push({ key: csv.key, sha256: csv.sha256 }, { key: json.key, sha256: json.sha256 });
-  const manifestHead = await sealManifest(evidence, tenant, runId, entries);
+  // Samples' parts in id order, then the run's: the head stored on the run is what `verify` checks.
+  const { head: manifestHead } = await sealManifest(evidence, tenant, runId);
   const unfinished = totals.counts.pending + totals.counts.running;
   const current = await runStore.getRun(tenant, runId);
   const status = current?.status === 'cancelled' ? 'cancelled' : unfinished > 0 ? 'failed' : 'done';

@@ -3,7 +3,7 @@
  * URIs) with the totals, a row per sample (status, reason, data, tokens, cost), each sample's screenshot
  * timeline with SHA-256 hashes and its action log, and a status filter.
  */
-import { evidenceKey } from '../store/keys.ts';
+import { keySegment } from '../store/keys.ts';
 import type { EvidenceStore, Json, ResultRecord, RunRecord, RunStore, SampleRecord } from '../store/ports.ts';
 import { totalsOf } from './merge.ts';
 
@@ -130,7 +130,15 @@ export async function buildReport(
   return renderReport(run, out);
 }
 
-/** Builds the report and stores it with the run's evidence; returns its key. */
+/**
+ * Where a run's report is kept: beside the run's files, not among them. The report is a view written
+ * after the manifest was sealed; inside `run_<id>/` it would read as an added file at `verify`.
+ */
+export function reportKey(tenant: string, runId: string): string {
+  return `${keySegment(tenant)}/reports/run_${keySegment(runId)}/report.html`;
+}
+
+/** Builds the report and stores it in the evidence store; returns its key. */
 export async function writeReport(
   runStore: RunStore,
   evidence: EvidenceStore,
@@ -139,7 +147,7 @@ export async function writeReport(
 ): Promise<string | undefined> {
   const html = await buildReport(runStore, evidence, tenant, runId);
   if (html === undefined) return undefined;
-  const key = evidenceKey(tenant, runId, 'report.html');
+  const key = reportKey(tenant, runId);
   await evidence.put(key, html, 'text/html');
   return key;
 }

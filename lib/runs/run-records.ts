@@ -4,7 +4,7 @@
  * `generated_task_spec.json`; `loadSpec` reads whichever applies.
  */
 import { randomBytes } from 'node:crypto';
-import { evidenceKey } from '../store/keys.ts';
+import { evidenceKey, keySegment } from '../store/keys.ts';
 import type { EvidenceStore, JsonObject, RunRecord, RunStore, SampleRecord } from '../store/ports.ts';
 import type { Sample } from './samples.ts';
 import { parseTaskSpec, type TaskSpec } from './task-spec.ts';
@@ -21,11 +21,31 @@ export interface ExecutionInput {
   mapResultsPrefix?: string;
 }
 
-/** Where the Distributed Map reads sample ids on AWS; absent locally (ids travel in the input). */
+/**
+ * Where the Distributed Map reads sample ids on AWS; absent locally (ids travel in the input).
+ * `key` is the EvidenceStore key the ids are written under, `objectKey` the S3 object key the state
+ * machine reads (the store's bucket prefix in front, when it has one).
+ */
 export type ItemsLocation = (
   tenant: string,
   runId: string,
-) => { bucket: string; key: string; resultsPrefix: string };
+) => { bucket: string; key: string; objectKey?: string; resultsPrefix: string };
+
+/**
+ * The AWS items location: ids and the Map's result files under `<tenant>/_state/run_<id>/`, beside
+ * the run's evidence and not inside `run_<id>/`, where `verify` would read them as added files.
+ */
+export function itemsInBucket(bucket: string, keyPrefix = ''): ItemsLocation {
+  return (tenant, runId) => {
+    const dir = `${keySegment(tenant)}/_state/run_${keySegment(runId)}`;
+    return {
+      bucket,
+      key: `${dir}/items.json`,
+      objectKey: `${keyPrefix}${dir}/items.json`,
+      resultsPrefix: `${keyPrefix}${dir}/map-results`,
+    };
+  };
+}
 
 export class RunNotFound extends Error {
   override name = 'RunNotFound';
@@ -129,7 +149,7 @@ export async function executionInput(
     runId,
     concurrency,
     itemsBucket: where.bucket,
-    itemsKey: where.key,
+    itemsKey: where.objectKey ?? where.key,
     mapResultsPrefix: where.resultsPrefix,
   };
 }

@@ -7,6 +7,7 @@ import type { Session } from '../../lib/browser/session.ts';
 import { discover } from '../../lib/runs/discover/discover.ts';
 import { readItemSource, writeItemSource } from '../../lib/runs/discover/item-source.ts';
 import { LocalEvidenceStore } from '../../lib/store/local-evidence-store.ts';
+import { sealManifest, verifyRun } from '../../lib/store/manifest-store.ts';
 import { startBrowser } from '../support/browser.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
 import { fixtureSession } from '../support/ops-env.ts';
@@ -83,5 +84,8 @@ describe('discovery', () => {
     const items = await readItemSource(evidence, 'tenant-a', 'run1');
     expect(items.map((i) => i.url)).toEqual(result.urls);
     expect(items[71]?.sampleId).toBe('d000072');
+    // The item source is evidence of the run: sealed into its manifest, it verifies.
+    const sealed = await sealManifest(evidence, 'tenant-a', 'run1');
+    expect(await verifyRun(evidence, 'tenant-a', 'run1', sealed.head)).toMatchObject({ ok: true, files: 1 });
   });
 });

@@ -1,28 +1,29 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
 import { closeSharedBrowser } from '../../lib/browser/session.ts';
 import { createRun } from '../../lib/runs/run-records.ts';
 import { parseTaskSpec } from '../../lib/runs/task-spec.ts';
-import { LocalEvidenceStore } from '../../lib/store/local-evidence-store.ts';
-import { LocalRunStore } from '../../lib/store/local-run-store.ts';
+import { storesFromEnv } from '../../lib/store/config.ts';
+import { verifyRun } from '../../lib/store/manifest-store.ts';
+import { type AwsLocal, startAwsLocal } from '../support/aws-local.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
 import { titleModel } from '../support/runs-env.ts';
 
 let site: FixtureServer;
 let llm: ScriptedModel;
-let dir: string;
+let aws: AwsLocal;
 
 beforeAll(async () => {
-  [site, llm] = await Promise.all([startFixtureServer(), startScriptedModel()]);
+  [site, llm, aws] = await Promise.all([
+    startFixtureServer(),
+    startScriptedModel(),
+    startAwsLocal(['dynamo', 's3']),
+  ]);
   titleModel(llm);
-  dir = await mkdtemp(join(tmpdir(), 'bfn-fn-'));
-  // What the Lambda's configuration would set.
+  // What the Lambda's configuration would set: the table and bucket (here on dynalite and s3rver).
   Object.assign(process.env, {
-    BROWSERFN_DATA_DIR: dir,
+    ...aws.env,
     BROWSERFN_ALLOW_HOSTS: `127.0.0.1:${site.port}`,
     OPENAI_API_KEY: 'sk-test',
     OPENAI_BASE_URL: llm.openaiBaseURL,
@@ -34,13 +35,12 @@ afterAll(async () => {
   await closeGuardProxies();
   await site?.close();
   await llm?.close();
-  await rm(dir, { recursive: true, force: true });
+  await aws?.stop();
 });
 
 describe('Lambda entry points of a run', () => {
   it('agent-slice works a sample to its result, records a crash once, merge totals them', async () => {
-    const runStore = new LocalRunStore(join(dir, 'runs'));
-    const evidence = new LocalEvidenceStore(join(dir, 'evidence'));
+    const { runs: runStore, evidence } = storesFromEnv(aws.env);
     const input = await createRun(runStore, evidence, {
       tenant: 'fn',
       spec: parseTaskSpec({
@@ -79,8 +79,20 @@ describe('Lambda entry points of a run', () => {
     expect((await runStore.getResult('fn', input.runId, 'two'))?.reason).toBe(
       'crashed: Sandbox.Timedout: Task timed out after 900.00 seconds',
     );
-    const merged = (await merge({ tenant: 'fn', runId: input.runId })) as { counts: Record<string, number> };
+    const merged = (await merge({ tenant: 'fn', runId: input.runId })) as {
+      counts: Record<string, number>;
+      manifestHead: string;
+    };
     expect(merged.counts).toMatchObject({ done: 1, failed: 1 });
+    // The Lambdas wrote to DynamoDB + S3: what the run record and the bucket hold now verifies.
+    const run = await runStore.getRun('fn', input.runId);
+    expect(run).toMatchObject({ status: 'done', manifestHead: merged.manifestHead });
+    const one = await runStore.getResult('fn', input.runId, 'one');
+    expect(one?.data).toEqual({ title: 'Brass Bell' });
+    expect(await verifyRun(evidence, 'fn', input.runId, run?.manifestHead)).toMatchObject({
+      ok: true,
+      files: one!.evidence.length + 2,
+    });
     await expect(slice({ tenant: 'fn', runId: input.runId })).rejects.toThrow(/slice event sampleId/);
   });
 });

@@ -7,11 +7,14 @@ import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
 import { agentSliceRunner } from '../../lib/runs/agent-slice-binding.ts';
 import { runHandlers } from '../../lib/runs/handlers.ts';
 import { startLocalRun } from '../../lib/runs/local-runner.ts';
-import { verifyManifest } from '../../lib/runs/manifest-binding.ts';
 import { createRun } from '../../lib/runs/run-records.ts';
 import type { SliceRunner } from '../../lib/runs/slice-runner.ts';
 import { parseTaskSpec } from '../../lib/runs/task-spec.ts';
-import { evidenceKey } from '../../lib/store/keys.ts';
+import { storesFromEnv } from '../../lib/store/config.ts';
+import { evidenceKey, runEvidencePrefix } from '../../lib/store/keys.ts';
+import { manifestKey, verifyRun } from '../../lib/store/manifest-store.ts';
+import type { EvidenceStore, RunStore } from '../../lib/store/ports.ts';
+import { type AwsLocal, startAwsLocal } from '../support/aws-local.ts';
 import { startBrowser } from '../support/browser.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
@@ -20,14 +23,17 @@ import { finishWith, headingIn, runDeps, tempStores, titleModel } from '../suppo
 let browser: Browser;
 let site: FixtureServer;
 let llm: ScriptedModel;
-let stores: Awaited<ReturnType<typeof tempStores>>;
+let files: Awaited<ReturnType<typeof tempStores>>;
+let aws: AwsLocal;
 
+// Emulators once per file: the same run, on local files and on DynamoDB + S3 through the AWS SDK.
 beforeAll(async () => {
-  [browser, site, llm, stores] = await Promise.all([
+  [browser, site, llm, files, aws] = await Promise.all([
     startBrowser(),
     startFixtureServer(),
     startScriptedModel(),
     tempStores(),
+    startAwsLocal(['dynamo', 's3']),
   ]);
   titleModel(llm);
 });
@@ -36,8 +42,27 @@ afterAll(async () => {
   await browser?.close();
   await site?.close();
   await llm?.close();
-  await stores?.cleanup();
+  await files?.cleanup();
+  await aws?.stop();
 });
+
+interface Stores {
+  runStore: RunStore;
+  evidence: EvidenceStore;
+}
+
+const BACKENDS: [string, () => Stores][] = [
+  ['local files', () => files],
+  [
+    'DynamoDB + S3 (dynalite, s3rver)',
+    () => {
+      // As a Lambda configures them: from the environment.
+      const fromEnv = storesFromEnv(aws.env);
+      expect(fromEnv.describe.runs).toBe(`dynamodb:${aws.dynamo.table}`);
+      return { runStore: fromEnv.runs, evidence: fromEnv.evidence };
+    },
+  ],
+];
 
 const spec = parseTaskSpec({
   goal: 'the product name shown as the page title',
@@ -56,7 +81,14 @@ const crashOn = (sampleId: string): SliceRunner => ({
       : agentSliceRunner.runSlice(state, deps, opts),
 });
 
-describe('a run on the local state machine', () => {
+describe.each(BACKENDS)('a run on the local state machine, stores on %s', (_name, storesOf) => {
+  let stores: Stores;
+  /** The run of the first test, which the tampering test then changes. */
+  let merged: { tenant: string; runId: string; head: string } | undefined;
+  beforeAll(() => {
+    stores = storesOf();
+  });
+
   it('two samples done, one failed by a crash, merge correct, evidence verifies', async () => {
     const tenant = 'acme';
     const input = await createRun(stores.runStore, stores.evidence, {
@@ -70,6 +102,7 @@ describe('a run on the local state machine', () => {
     });
     expect(input.items).toEqual(['b-lamp', 'a-widget', 'c-crash']);
     const slices: string[] = [];
+    const asked = llm.requests.length;
     const handlers = runHandlers(
       runDeps(stores, browser, site, llm, {
         slices: crashOn('c-crash'),
@@ -99,7 +132,7 @@ describe('a run on the local state machine', () => {
     expect(totals.samples).toBe(3);
     expect(totals.counts.done).toBe(2);
     // Two extract calls reached the model; the crashed sample never asked it.
-    expect(llm.requests).toHaveLength(2);
+    expect(llm.requests.length - asked).toBe(2);
     expect(totals.promptTokens).toBe(results.reduce((n, r) => n + Number(r.usage.promptTokens ?? 0), 0));
     expect(totals.promptTokens).toBeGreaterThan(0);
 
@@ -120,11 +153,50 @@ describe('a run on the local state machine', () => {
         .subarray(0, 3)
         .toString('hex'),
     ).toBe('ffd8ff');
-    const check = await verifyManifest(stores.evidence, tenant, input.runId, run?.manifestHead);
-    // Every sample's files plus combined.csv and results.json.
-    const files = results.reduce((n, r) => n + r.evidence.length, 0) + 2;
-    expect(files).toBeGreaterThanOrEqual(6);
-    expect(check).toEqual({ ok: true, entries: files });
+    const check = await verifyRun(stores.evidence, tenant, input.runId, run?.manifestHead);
+    // Every sample's files plus combined.csv and results.json, each once in the chain.
+    const written = results.reduce((n, r) => n + r.evidence.length, 0) + 2;
+    expect(written).toBeGreaterThanOrEqual(6);
+    expect(check).toEqual({ ok: true, entries: written, files: written, head: run?.manifestHead });
+    expect(run?.manifestHead).toMatch(/^[0-9a-f]{64}$/);
+    merged = { tenant, runId: input.runId, head: run!.manifestHead! };
+  });
+
+  it('tampering with the merged run is named: edit, delete, reorder, add, truncate', async () => {
+    if (!merged) throw new Error('needs the run of the test before');
+    const { tenant, runId, head } = merged;
+    const { evidence } = stores;
+    const verify = () => verifyRun(evidence, tenant, runId, head);
+    const shot = `${runEvidencePrefix(tenant, runId)}samples/a-widget/01_page.jpg`;
+    const original = (await evidence.get(shot))!;
+    expect(original).toBeDefined();
+
+    const edited = Buffer.from(original);
+    edited[edited.length - 3] = (edited[edited.length - 3]! + 1) % 256;
+    await evidence.put(shot, edited, 'image/jpeg');
+    expect((await verify()).problem).toMatchObject({ kind: 'edited', where: 'file', key: shot });
+    await evidence.put(shot, original, 'image/jpeg');
+    expect((await verify()).ok).toBe(true);
+
+    await evidence.delete(shot);
+    expect((await verify()).problem).toMatchObject({ kind: 'removed', where: 'file', key: shot });
+    await evidence.put(shot, original, 'image/jpeg');
+
+    const manifest = Buffer.from((await evidence.get(manifestKey(tenant, runId)))!).toString('utf8');
+    const lines = manifest.trimEnd().split('\n');
+    const swapped = [lines[1]!, lines[0]!, ...lines.slice(2)];
+    await evidence.put(manifestKey(tenant, runId), `${swapped.join('\n')}\n`);
+    expect((await verify()).problem).toMatchObject({ kind: 'reordered', where: 'manifest', index: 0 });
+    // The last entry dropped: every link still holds, only the head stored with the run tells.
+    await evidence.put(manifestKey(tenant, runId), `${lines.slice(0, -1).join('\n')}\n`);
+    expect((await verify()).problem).toMatchObject({ kind: 'head', where: 'manifest' });
+    await evidence.put(manifestKey(tenant, runId), manifest);
+
+    const extra = `${runEvidencePrefix(tenant, runId)}samples/a-widget/02_planted.jpg`;
+    await evidence.put(extra, original, 'image/jpeg');
+    expect((await verify()).problem).toMatchObject({ kind: 'added', where: 'file', key: extra });
+    await evidence.delete(extra);
+    expect(await verify()).toMatchObject({ ok: true, head });
   });
 
   it('a Lambda service error is retried: the sample continues and ends done, with one result', async () => {
@@ -183,8 +255,9 @@ describe('a run on the local state machine', () => {
       });
       expect(input).toMatchObject({ prompt: expect.any(String) });
       expect(input.items).toBeUndefined();
+      const asked = llm.requests.length;
       await startLocalRun(input, runHandlers(runDeps(stores, browser, site, llm))).result;
-      const planRequests = llm.requests.filter((r) => r.schemaName === 'run_plan');
+      const planRequests = llm.requests.slice(asked).filter((r) => r.schemaName === 'run_plan');
       expect(planRequests).toHaveLength(1);
       expect(planRequests[0]!.text).toContain('steel kettle and the tall mug');
       const generated = JSON.parse(
@@ -198,7 +271,11 @@ describe('a run on the local state machine', () => {
         ['kettle', 'done', { title: 'Steel Kettle' }],
         ['mug', 'done', { title: 'Tall Mug' }],
       ]);
-      expect((await stores.runStore.getRun(tenant, input.runId))?.status).toBe('done');
+      const run = await stores.runStore.getRun(tenant, input.runId);
+      expect(run?.status).toBe('done');
+      // The planned spec is evidence too: in the manifest with the samples' files and the merged ones.
+      const check = await verifyRun(stores.evidence, tenant, input.runId, run?.manifestHead);
+      expect(check).toMatchObject({ ok: true, files: results.reduce((n, r) => n + r.evidence.length, 3) });
     } finally {
       titleModel(llm);
     }

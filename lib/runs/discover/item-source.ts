@@ -4,6 +4,7 @@
  */
 import { evidenceKey } from '../../store/keys.ts';
 import type { EvidenceStore } from '../../store/ports.ts';
+import { manifestedEvidence } from '../manifested-evidence.ts';
 
 export interface DiscoveredSample {
   sampleId: string;
@@ -27,7 +28,12 @@ export async function writeItemSource(
   urls: string[],
 ): Promise<{ key: string; count: number; sha256: string }> {
   const key = discoveryItemsKey(tenant, runId);
-  const written = await evidence.put(key, JSON.stringify(discoveredSamples(urls)), 'application/json');
+  // Run evidence like any other: chained into the run's manifest part.
+  const written = await manifestedEvidence(evidence, tenant, runId).put(
+    key,
+    JSON.stringify(discoveredSamples(urls)),
+    'application/json',
+  );
   return { key, count: urls.length, sha256: written.sha256 };
 }
 
