@@ -4,6 +4,7 @@ import { closeSharedBrowser } from '../../lib/browser/session.ts';
 import { createRun } from '../../lib/runs/run-records.ts';
 import { parseTaskSpec } from '../../lib/runs/task-spec.ts';
 import { storesFromEnv } from '../../lib/store/config.ts';
+import { runEvidencePrefix } from '../../lib/store/keys.ts';
 import { verifyRun } from '../../lib/store/manifest-store.ts';
 import { type AwsLocal, startAwsLocal } from '../support/aws-local.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
@@ -89,9 +90,13 @@ describe('Lambda entry points of a run', () => {
     expect(run).toMatchObject({ status: 'done', manifestHead: merged.manifestHead });
     const one = await runStore.getResult('fn', input.runId, 'one');
     expect(one?.data).toEqual({ title: 'Brass Bell' });
+    const stored = (await evidence.list(runEvidencePrefix('fn', input.runId))).filter(
+      (k) => !k.includes('/manifest'),
+    );
+    expect(stored.length).toBeGreaterThanOrEqual(one!.evidence.length + 2);
     expect(await verifyRun(evidence, 'fn', input.runId, run?.manifestHead)).toMatchObject({
       ok: true,
-      files: one!.evidence.length + 2,
+      files: stored.length,
     });
     await expect(slice({ tenant: 'fn', runId: input.runId })).rejects.toThrow(/slice event sampleId/);
   });
