@@ -7,6 +7,7 @@
  */
 import type { Action } from '../../actions/types.ts';
 import type { Snapshot } from '../../perception/types.ts';
+import { ground } from './ground/decide.ts';
 import { type ParsedInstruction, parseInstruction, type TargetPhrase } from './parse.ts';
 import {
   type Candidate,
@@ -41,6 +42,8 @@ export type MatchDecision =
       elementId?: number;
       score: number;
       margin: number;
+      /** Why this element: which of its texts or facts matched, and how it beat the others. */
+      reason: string;
       ms: number;
       parsed: ParsedInstruction;
     }
@@ -318,12 +321,17 @@ export function matchInstruction(
     ms: ms(),
     parsed,
   });
-  const answer = (action: Action, cand?: Candidate, margin = 1): MatchDecision => ({
+  const answer = (action: Action, cand?: Candidate, margin = 1, why?: string): MatchDecision => ({
     kind: 'action',
     action,
     ...(cand ? { elementId: cand.element.id } : {}),
     score: cand ? cand.score : 1,
     margin: Math.round(margin * 1000) / 1000,
+    reason:
+      why ??
+      (cand
+        ? `its ${cand.by} matches (${cand.score.toFixed(2)}, ahead by ${margin.toFixed(2)})`
+        : 'no element needed'),
     ms: ms(),
     parsed,
   });
@@ -338,6 +346,20 @@ export function matchInstruction(
     }
     const action = actionFor(parsed, undefined);
     return typeof action === 'string' ? deferWith(action) : answer(action);
+  }
+
+  // Sign-in and sign-up concepts ("the email field", "the log in button"): the grounding model
+  // weighs every fact about the fields and their forms, and its deferral is final.
+  const grounded = ground(target, parsed.verb, snapshot.elements, { threshold, margin: need });
+  if (grounded) {
+    const ranked: Candidate[] = grounded.ranked
+      .slice(0, TOP)
+      .map((s) => ({ element: s.el, score: Math.round(s.score * 1000) / 1000, base: s.score, by: 'name' }));
+    if (!grounded.ok) return deferWith(grounded.reason, ranked);
+    const action = actionFor(parsed, grounded.el);
+    if (typeof action === 'string') return deferWith(action, ranked);
+    const cand: Candidate = { element: grounded.el, score: grounded.score, base: grounded.score, by: 'name' };
+    return answer(action, cand, grounded.margin, `${grounded.why} (${grounded.score.toFixed(2)}, ahead by ${grounded.margin.toFixed(2)})`);
   }
 
   const main = resolveTarget(parsed, target, snapshot, threshold, need);

@@ -1,3 +1,4 @@
+import type { ControlFacts, Features } from './features.ts';
 import type { Semantics } from './semantics.ts';
 
 /**
@@ -26,6 +27,8 @@ export interface PackedExtra {
   inputType?: string;
   options?: string[];
   states?: Record<string, boolean | string>;
+  /** Matcher facts about form controls and buttons (see features.ts). */
+  facts?: ControlFacts;
 }
 
 /**
@@ -76,7 +79,7 @@ export interface RawCollect {
   error?: string;
 }
 
-export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
+export function collect(opts: CollectOptions, sem: Semantics & Features): RawCollect {
   const {
     INTERACTIVE_ROLES: _ir,
     NAME_FROM_CONTENT,
@@ -89,7 +92,9 @@ export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
     isInteractive,
     statesOf,
     currentValue,
+    factsOf,
   } = sem;
+  sem.resetFeatures();
   const g = globalThis as unknown as Record<string, unknown>;
   const doc = document;
   const win = window;
@@ -443,6 +448,8 @@ export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
       if (placeholder) extra.placeholder = placeholder;
       if (label) extra.label = label;
       if (tag === 'input') extra.inputType = (el as unknown as HTMLInputElement).type;
+      const facts = interactive ? factsOf(el, role, !!name, rect) : undefined;
+      if (facts) extra.facts = facts;
       if (tag === 'select') {
         extra.options = Array.from((el as unknown as HTMLSelectElement).options).map((o) =>
           clean(o.label || o.text),

@@ -1,0 +1,238 @@
+/**
+ * The grounding model for the targets sign-in and sign-up pages are made of: "the email field",
+ * "the username field", "the password field", "the new / confirm password field", "the log in /
+ * sign in / continue button", in their word variants and languages. Instead of matching the words
+ * against names only, it weighs everything the page says about each field (see fields.ts) and the
+ * form it sits in: a login task's fields are the login form's, a new password's the sign-up or
+ * change form's. It answers only when one element clearly wins, with the reason; otherwise it
+ * defers with the closest candidates. Targets outside these concepts return undefined and go to
+ * the general scorer.
+ */
+import type { SnapshotElement } from '../../../perception/types.ts';
+import type { MatchVerb, TargetPhrase } from '../parse.ts';
+import { type Norm, normalize, textScore, toNorm } from '../score.ts';
+import { type Concept, canon, conceptsOf } from './lexicon.ts';
+import { type Field, type FormInfo, pageForms, STRENGTH, usable } from './fields.ts';
+
+export type Want = 'email' | 'user' | 'identity' | 'password' | 'new' | 'confirm' | 'current' | 'login' | 'continue';
+
+export interface Scored {
+  el: SnapshotElement;
+  score: number;
+  why: string;
+}
+
+export type Grounded =
+  | { ok: true; el: SnapshotElement; score: number; margin: number; why: string; ranked: Scored[] }
+  | { ok: false; reason: string; ranked: Scored[] };
+
+const GLUE = new Set(['the', 'a', 'an', 'your', 'my', 'field', 'address', 'box', 'input', 'button']);
+let THRESHOLD = 0.75;
+let MARGIN = 0.15;
+
+/** Which concept the target names, when it names one of ours and nothing more. */
+export function wantOf(target: TargetPhrase, verb: MatchVerb): Want | undefined {
+  if (target.quoted || target.ordinal !== undefined || !target.phrase) return undefined;
+  const canonical = canon(normalize(target.phrase));
+  const tokens = canonical.split(' ').filter((t) => t && !GLUE.has(t));
+  const concepts = conceptsOf(canonical);
+  if (tokens.some((t) => !concepts.has(t as Concept) && t !== 'or')) return undefined;
+  const has = (c: Concept) => concepts.has(c);
+  const only = (...cs: Concept[]) => concepts.size === cs.length && cs.every(has);
+  if (verb === 'fill' || verb === 'type') {
+    if (target.roleHint && target.roleHint !== 'field') return undefined;
+    if (only('xemail')) return 'email';
+    if (only('xusername') || only('xlogin')) return 'user';
+    if (only('xemail', 'xusername')) return 'identity';
+    if (only('xpassword')) return 'password';
+    if (only('xnew', 'xpassword')) return 'new';
+    if (only('xconfirm', 'xpassword') || only('xconfirm', 'xnew', 'xpassword') || only('xconfirm'))
+      return 'confirm';
+    if (only('xcurrent', 'xpassword')) return 'current';
+    return undefined;
+  }
+  if (verb === 'click') {
+    if (target.roleHint && target.roleHint !== 'button') return undefined;
+    if (only('xlogin')) return 'login';
+    if (only('xcontinue')) return 'continue';
+  }
+  return undefined;
+}
+
+const strength = (f: Field, c: Concept): number => {
+  const by = f.says.get(c);
+  return by ? STRENGTH[by] : 0;
+};
+
+/** "Email or username", "E-Mail / Benutzername", "Email: required": each part can be the name. */
+const ALTERNATIVES = /\s*(?:[/|:]|\b(?:or|oder|ou|o|eller|lub|of)\b)\s*/i;
+
+/** How well the phrase names what a user reads on the field, each alternative on its own. */
+function readScore(phrase: Norm, el: SnapshotElement): number {
+  let best = 0;
+  for (const text of [el.name, el.label, el.placeholder]) {
+    if (!text) continue;
+    best = Math.max(best, textScore(phrase, toNorm(text)));
+    if (best >= 1) return best;
+    for (const part of text.split(ALTERNATIVES)) best = Math.max(best, 0.97 * textScore(phrase, toNorm(part)));
+  }
+  const near = el.facts?.nearby;
+  if (near) for (const part of near.split(ALTERNATIVES)) best = Math.max(best, STRENGTH.nearby * textScore(phrase, toNorm(part)));
+  return best;
+}
+
+/** How well a field fits what is wanted, with the reason; 0 when it does not. */
+function fieldScore(f: Field, want: Want, form: FormInfo | undefined, phrase: Norm): Scored {
+  const el = f.el;
+  const none = { el, score: 0, why: '' };
+  const inLogin = form?.kind === 'login';
+  if (want === 'email' || want === 'user' || want === 'identity') {
+    if (f.kind !== 'identity') return none;
+    const mine = want === 'email' ? ['xemail' as const] : want === 'user' ? ['xusername' as const] : (['xemail', 'xusername'] as const);
+    // What a user reads counts as well as it names the phrase; the page's declarations (type,
+    // autocomplete, name/id words) count at their fixed strength.
+    const read = readScore(phrase, f.el);
+    const declared = Math.max(
+      ...mine.map((c) => {
+        const by = f.says.get(c);
+        return by && by !== 'seen' && by !== 'nearby' ? STRENGTH[by] : 0;
+      }),
+    );
+    let s = Math.max(read, declared);
+    let why = read >= declared ? `its text names ${want === 'user' ? 'a user name' : want}` : `it is declared ${want === 'user' ? 'a user name' : want} (type, autocomplete or name)`;
+    // The login form's identity field is what "the email field" of a login task means, whatever
+    // else it accepts; only when nothing on the page names the concept better.
+    if (s < STRENGTH.place && inLogin && f.beforePassword) {
+      s = STRENGTH.place + 0.06;
+      why = 'the login form’s user name field (just before its password)';
+    }
+    return { el, score: s, why };
+  }
+  if (f.kind !== 'password') return none;
+  const by = f.passwordBy ? STRENGTH[f.passwordBy] : strength(f, 'xpassword');
+  switch (want) {
+    case 'password':
+      if (f.password === 'plain' || f.password === 'current')
+        return { el, score: Math.max(strength(f, 'xpassword'), 0.9), why: 'a password field' };
+      if (f.password === 'new') return { el, score: 0.78, why: 'the new password (no other password field)' };
+      return { el, score: 0.5, why: 'a confirmation field' };
+    case 'new':
+      if (f.password === 'new') return { el, score: Math.max(0.85, by), why: `the new password (${f.passwordBy})` };
+      return { el, score: f.password === 'confirm' ? 0.4 : 0, why: '' };
+    case 'confirm':
+      if (f.password === 'confirm')
+        return { el, score: Math.max(0.85, by), why: `the password confirmation (${f.passwordBy})` };
+      return none;
+    case 'current':
+      if (f.password === 'current') return { el, score: Math.max(0.85, by), why: 'the current password' };
+      if (f.password === 'plain' && inLogin) return { el, score: 0.8, why: 'the login form’s password' };
+      return none;
+    default:
+      return none;
+  }
+}
+
+/** Forms a request belongs to: log-in words to a login form, new passwords to a sign-up form. */
+const taskKind = (want: Want) => (want === 'new' || want === 'confirm' ? 'signup' : 'login');
+
+function pick(ranked: Scored[], what: string): Grounded {
+  ranked.sort((a, b) => b.score - a.score || a.el.id - b.el.id);
+  const best = ranked[0];
+  if (!best || best.score < THRESHOLD) return { ok: false, reason: `no field or button clearly is ${what}`, ranked };
+  // Look-alikes (same role and words) that only a disabled state tells apart: which one is meant
+  // is not written anywhere. Concealed ones were dropped before.
+  const key = (el: SnapshotElement) => `${el.role}\u0001${normalize(el.name)}`;
+  const twins = best.el.name ? ranked.filter((s) => s !== best && key(s.el) === key(best.el)).length : 0;
+  if (twins > 0)
+    return { ok: false, reason: `${twins + 1} elements look the same (${best.el.role} '${best.el.name}')`, ranked };
+  const second = ranked[1];
+  const margin = second ? best.score - second.score : best.score;
+  if (margin < MARGIN)
+    return {
+      ok: false,
+      reason: `too close to call ${what}: [${best.el.id}] ${best.why || best.el.name} vs [${second!.el.id}] ${second!.why || second!.el.name}`,
+      ranked,
+    };
+  return { ok: true, el: best.el, score: best.score, margin, why: best.why, ranked };
+}
+
+/**
+ * Keeps the candidates of the one form the task belongs to. Another form's candidate that fits
+ * better than the task form's best makes the choice a guess: then nothing is kept.
+ */
+function byTaskForm(ranked: Scored[], formOf: (el: SnapshotElement) => FormInfo | undefined, kind: string) {
+  const good = ranked.filter((s) => s.score >= THRESHOLD);
+  const taskForms = new Set(good.map((s) => formOf(s.el)).filter((f) => f?.kind === kind));
+  if (taskForms.size !== 1) return { ranked, note: taskForms.size > 1 ? `${taskForms.size} ${kind} forms` : '' };
+  const form = [...taskForms][0]!;
+  const inside = ranked.filter((s) => formOf(s.el) === form);
+  const bestInside = Math.max(...inside.map((s) => s.score));
+  const outside = good.filter((s) => formOf(s.el) !== form && s.score > bestInside + 0.01);
+  if (outside.length > 0) return { ranked: [], note: `another form's field fits better than the ${kind} form's` };
+  return { ranked: inside, note: '' };
+}
+
+/** Drops candidates a person cannot see when a visible one remains (a page's hidden twin form). */
+function usableFirst(ranked: Scored[]): Scored[] {
+  const live = ranked.filter((s) => s.el.facts?.concealed !== true);
+  return live.some((s) => s.score >= THRESHOLD) ? live : ranked;
+}
+
+function groundField(want: Want, target: TargetPhrase, elements: readonly SnapshotElement[]): Grounded {
+  const phrase = toNorm(target.phrase);
+  const page = pageForms(elements);
+  const formOf = (el: SnapshotElement) => (el.facts?.form ? page.forms.get(el.facts.form) : undefined);
+  let ranked: Scored[] = [];
+  for (const f of page.fields.values()) {
+    const s = fieldScore(f, want, formOf(f.el), phrase);
+    if (s.score > 0) ranked.push(s);
+  }
+  ranked = usableFirst(ranked);
+  const { ranked: kept, note } = byTaskForm(ranked, formOf, taskKind(want));
+  if (kept.length === 0) return { ok: false, reason: note, ranked };
+  const out = pick(kept, `the ${want} field`);
+  if (!out.ok && note) return { ...out, reason: `${out.reason} (${note})` };
+  return out;
+}
+
+const BUTTONISH = new Set(['button']);
+
+function groundButton(want: Want, target: TargetPhrase, elements: readonly SnapshotElement[]): Grounded {
+  const page = pageForms(elements);
+  const phrase = toNorm(target.phrase);
+  const roles = target.roleHint === 'button' ? BUTTONISH : new Set(['button', 'link']);
+  let ranked: Scored[] = [];
+  for (const el of elements) {
+    if (!el.interactive || !roles.has(el.role)) continue;
+    const s = Math.max(textScore(phrase, toNorm(el.name)), el.role === 'button' ? textScore(phrase, toNorm(el.value)) * 0.95 : 0);
+    if (s > 0) ranked.push({ el, score: el.states.disabled ? s * 0.5 : s, why: `it says '${el.name}'` });
+  }
+  ranked = usableFirst(ranked);
+  // The login form's own button decides when there is one login form: a header link or button
+  // with the same words is not what a login task presses, and a form button saying something
+  // else ("Continue") makes the words point elsewhere, so defer.
+  const logins = [...page.forms.values()].filter((f) => f.kind === 'login' && f.fields.some((x) => x.usable));
+  if (logins.length === 1) {
+    const form = logins[0]!;
+    const inside = ranked.filter((s) => s.el.facts?.form === form.id);
+    if (inside.some((s) => s.score >= THRESHOLD)) return pick(inside, `the ${want} button`);
+    if (form.buttons.some((b) => usable(b)) && ranked.some((s) => s.score >= THRESHOLD))
+      return { ok: false, reason: `the login form's button does not say '${target.phrase}'; another element does`, ranked };
+  }
+  return pick(ranked, `the ${want} button`);
+}
+
+/** The grounding model's decision, or undefined when the target is not one of its concepts. */
+export function ground(
+  target: TargetPhrase,
+  verb: MatchVerb,
+  elements: readonly SnapshotElement[],
+  opts: { threshold: number; margin: number } = { threshold: 0.75, margin: 0.15 },
+): Grounded | undefined {
+  const want = wantOf(target, verb);
+  if (!want) return undefined;
+  THRESHOLD = opts.threshold;
+  MARGIN = opts.margin;
+  if (want === 'login' || want === 'continue') return groundButton(want, target, elements);
+  return groundField(want, target, elements);
+}
