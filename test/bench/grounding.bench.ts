@@ -96,8 +96,14 @@ function whichLabelled(arg: { key: string; items: [number, string][] }): [number
   const out: [number, number][] = [];
   for (const [id, xpath] of arg.items) {
     if (xpath.includes(' >> ')) continue;
-    const node = document.evaluate(xpath, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null)
-      .singleNodeValue;
+    let node: Node | null = null;
+    try {
+      node = document.evaluate(xpath, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null)
+        .singleNodeValue;
+    } catch {
+      // Prefixed tag names ("fb:login-button") are not valid XPath name tests.
+      continue;
+    }
     const at = found.findIndex((f) => f.el === node);
     if (at >= 0) out.push([at, id]);
   }

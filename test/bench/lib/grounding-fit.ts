@@ -24,8 +24,6 @@ export const PHRASINGS: Record<Label, Phrasing[]> = {
     { key: 'log in', instruction: 'click the log in button' },
     { key: 'sign in', instruction: 'click the sign in button' },
     { key: 'continue', instruction: 'click the continue button' },
-    { key: 'next', instruction: 'click the next button' },
-    { key: 'submit', instruction: 'click the submit button' },
   ],
   new: [{ key: 'new password', instruction: 'type %pw% into the new password field' }],
   confirm: [{ key: 'confirm', instruction: 'type %pw% into the confirm password field' }],
@@ -55,7 +53,6 @@ const LOGIN_OTHER =
   /anmelden|einloggen|login|connexion|se connecter|connecter|identifier|iniciar sesion|ingresar|entrar|acceder|accedi|accedere|inloggen|aanmelden|zaloguj|logga in|entrar|acessar|prihlasit|bejelentkez|kirjaudu|logg inn|log ind|giris|войти|вход|ログイン|登录|登入|로그인/;
 const CONTINUE =
   /\bcontinue\b|\bnext\b|\bproceed\b|weiter|continuer|suivant|continuar|siguiente|avanti|continua|prosegui|doorgaan|volgende|verder|proximo|seguinte|dalej|nasta|fortsatt|fortsett|neste|videre|jatka|dalsi|pokracovat/;
-const SUBMIT = /\bsubmit\b|absenden|senden|envoyer|valider|enviar|invia|verzenden|wyslij|skicka/;
 
 /** The keys of `label`'s phrasings that fit the element the user sees; empty when none does. */
 export function fittingKeys(label: Label, seen: SeenText): string[] {
@@ -75,8 +72,7 @@ export function fittingKeys(label: Label, seen: SeenText): string[] {
       if (log) keys.push('log in');
       if (sign) keys.push('sign in');
       if (!log && !sign && LOGIN_OTHER.test(text)) keys.push('log in', 'sign in');
-      if (CONTINUE.test(text)) keys.push('continue', 'next');
-      if (SUBMIT.test(text)) keys.push('submit');
+      if (CONTINUE.test(text)) keys.push('continue');
       return keys;
     }
     default:

@@ -27,8 +27,11 @@ export type Grounded =
   | { ok: false; reason: string; ranked: Scored[] };
 
 const GLUE = new Set(['the', 'a', 'an', 'your', 'my', 'field', 'address', 'box', 'input', 'button']);
-let THRESHOLD = 0.75;
-let MARGIN = 0.15;
+/** The caller's bar: lowest score the chosen element needs and its lead over the runner-up. */
+export interface Limits {
+  threshold: number;
+  margin: number;
+}
 
 /** Which concept the target names, when it names one of ours and nothing more. */
 export function wantOf(target: TargetPhrase, verb: MatchVerb): Want | undefined {
@@ -133,12 +136,12 @@ function fieldScore(f: Field, want: Want, form: FormInfo | undefined, phrase: No
 }
 
 /** Forms a request belongs to: log-in words to a login form, new passwords to a sign-up form. */
-const taskKind = (want: Want) => (want === 'new' || want === 'confirm' ? 'signup' : 'login');
+const taskKind = (want: Want) => (want === 'new' || want === 'confirm' || want === 'current' ? 'signup' : 'login');
 
-function pick(ranked: Scored[], what: string): Grounded {
+function pick(ranked: Scored[], what: string, { threshold, margin: need }: Limits): Grounded {
   ranked.sort((a, b) => b.score - a.score || a.el.id - b.el.id);
   const best = ranked[0];
-  if (!best || best.score < THRESHOLD) return { ok: false, reason: `no field or button clearly is ${what}`, ranked };
+  if (!best || best.score < threshold) return { ok: false, reason: `no field or button clearly is ${what}`, ranked };
   // Look-alikes (same role and words) that only a disabled state tells apart: which one is meant
   // is not written anywhere. Concealed ones were dropped before.
   const key = (el: SnapshotElement) => `${el.role}\u0001${normalize(el.name)}`;
@@ -147,7 +150,7 @@ function pick(ranked: Scored[], what: string): Grounded {
     return { ok: false, reason: `${twins + 1} elements look the same (${best.el.role} '${best.el.name}')`, ranked };
   const second = ranked[1];
   const margin = second ? best.score - second.score : best.score;
-  if (margin < MARGIN)
+  if (margin < need)
     return {
       ok: false,
       reason: `too close to call ${what}: [${best.el.id}] ${best.why || best.el.name} vs [${second!.el.id}] ${second!.why || second!.el.name}`,
@@ -160,10 +163,17 @@ function pick(ranked: Scored[], what: string): Grounded {
  * Keeps the candidates of the one form the task belongs to. Another form's candidate that fits
  * better than the task form's best makes the choice a guess: then nothing is kept.
  */
-function byTaskForm(ranked: Scored[], formOf: (el: SnapshotElement) => FormInfo | undefined, kind: string) {
-  const good = ranked.filter((s) => s.score >= THRESHOLD);
+function byTaskForm(
+  ranked: Scored[],
+  formOf: (el: SnapshotElement) => FormInfo | undefined,
+  kind: string,
+  threshold: number,
+) {
+  const good = ranked.filter((s) => s.score >= threshold);
   const taskForms = new Set(good.map((s) => formOf(s.el)).filter((f) => f?.kind === kind));
-  if (taskForms.size !== 1) return { ranked, note: taskForms.size > 1 ? `${taskForms.size} ${kind} forms` : '' };
+  // Two login (or two sign-up) forms that both fit: which one the task means is not written.
+  if (taskForms.size > 1) return { ranked: [], note: `${taskForms.size} ${kind} forms fit` };
+  if (taskForms.size === 0) return { ranked, note: '' };
   const form = [...taskForms][0]!;
   const inside = ranked.filter((s) => formOf(s.el) === form);
   const bestInside = Math.max(...inside.map((s) => s.score));
@@ -173,12 +183,12 @@ function byTaskForm(ranked: Scored[], formOf: (el: SnapshotElement) => FormInfo 
 }
 
 /** Drops candidates a person cannot see when a visible one remains (a page's hidden twin form). */
-function usableFirst(ranked: Scored[]): Scored[] {
+function usableFirst(ranked: Scored[], threshold: number): Scored[] {
   const live = ranked.filter((s) => s.el.facts?.concealed !== true);
-  return live.some((s) => s.score >= THRESHOLD) ? live : ranked;
+  return live.some((s) => s.score >= threshold) ? live : ranked;
 }
 
-function groundField(want: Want, target: TargetPhrase, elements: readonly SnapshotElement[]): Grounded {
+function groundField(want: Want, target: TargetPhrase, elements: readonly SnapshotElement[], limits: Limits): Grounded {
   const phrase = toNorm(target.phrase);
   const page = pageForms(elements);
   const formOf = (el: SnapshotElement) => (el.facts?.form ? page.forms.get(el.facts.form) : undefined);
@@ -187,17 +197,18 @@ function groundField(want: Want, target: TargetPhrase, elements: readonly Snapsh
     const s = fieldScore(f, want, formOf(f.el), phrase);
     if (s.score > 0) ranked.push(s);
   }
-  ranked = usableFirst(ranked);
-  const { ranked: kept, note } = byTaskForm(ranked, formOf, taskKind(want));
+  ranked = usableFirst(ranked, limits.threshold);
+  const { ranked: kept, note } = byTaskForm(ranked, formOf, taskKind(want), limits.threshold);
   if (kept.length === 0) return { ok: false, reason: note, ranked };
-  const out = pick(kept, `the ${want} field`);
+  const out = pick(kept, `the ${want} field`, limits);
   if (!out.ok && note) return { ...out, reason: `${out.reason} (${note})` };
   return out;
 }
 
 const BUTTONISH = new Set(['button']);
 
-function groundButton(want: Want, target: TargetPhrase, elements: readonly SnapshotElement[]): Grounded {
+function groundButton(want: Want, target: TargetPhrase, elements: readonly SnapshotElement[], limits: Limits): Grounded {
+  const { threshold } = limits;
   const page = pageForms(elements);
   const phrase = toNorm(target.phrase);
   const roles = target.roleHint === 'button' ? BUTTONISH : new Set(['button', 'link']);
@@ -207,7 +218,7 @@ function groundButton(want: Want, target: TargetPhrase, elements: readonly Snaps
     const s = Math.max(textScore(phrase, toNorm(el.name)), el.role === 'button' ? textScore(phrase, toNorm(el.value)) * 0.95 : 0);
     if (s > 0) ranked.push({ el, score: el.states.disabled ? s * 0.5 : s, why: `it says '${el.name}'` });
   }
-  ranked = usableFirst(ranked);
+  ranked = usableFirst(ranked, threshold);
   // The login form's own button decides when there is one login form: a header link or button
   // with the same words is not what a login task presses, and a form button saying something
   // else ("Continue") makes the words point elsewhere, so defer.
@@ -215,11 +226,11 @@ function groundButton(want: Want, target: TargetPhrase, elements: readonly Snaps
   if (logins.length === 1) {
     const form = logins[0]!;
     const inside = ranked.filter((s) => s.el.facts?.form === form.id);
-    if (inside.some((s) => s.score >= THRESHOLD)) return pick(inside, `the ${want} button`);
-    if (form.buttons.some((b) => usable(b)) && ranked.some((s) => s.score >= THRESHOLD))
+    if (inside.some((s) => s.score >= threshold)) return pick(inside, `the ${want} button`, limits);
+    if (form.buttons.some((b) => usable(b)) && ranked.some((s) => s.score >= threshold))
       return { ok: false, reason: `the login form's button does not say '${target.phrase}'; another element does`, ranked };
   }
-  return pick(ranked, `the ${want} button`);
+  return pick(ranked, `the ${want} button`, limits);
 }
 
 /** The grounding model's decision, or undefined when the target is not one of its concepts. */
@@ -227,12 +238,10 @@ export function ground(
   target: TargetPhrase,
   verb: MatchVerb,
   elements: readonly SnapshotElement[],
-  opts: { threshold: number; margin: number } = { threshold: 0.75, margin: 0.15 },
+  limits: Limits = { threshold: 0.75, margin: 0.15 },
 ): Grounded | undefined {
   const want = wantOf(target, verb);
   if (!want) return undefined;
-  THRESHOLD = opts.threshold;
-  MARGIN = opts.margin;
-  if (want === 'login' || want === 'continue') return groundButton(want, target, elements);
-  return groundField(want, target, elements);
+  if (want === 'login' || want === 'continue') return groundButton(want, target, elements, limits);
+  return groundField(want, target, elements, limits);
 }
