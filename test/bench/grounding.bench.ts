@@ -98,8 +98,13 @@ function whichLabelled(arg: { key: string; items: [number, string][] }): [number
     if (xpath.includes(' >> ')) continue;
     let node: Node | null = null;
     try {
-      node = document.evaluate(xpath, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null)
-        .singleNodeValue;
+      node = document.evaluate(
+        xpath,
+        document,
+        null,
+        XPathResult.FIRST_ORDERED_NODE_TYPE,
+        null,
+      ).singleNodeValue;
     } catch {
       // Prefixed tag names ("fb:login-button") are not valid XPath name tests.
       continue;
@@ -168,9 +173,12 @@ async function loadPage(context: BrowserContext, file: string): Promise<PageData
 }
 
 async function loadAll(files: string[]): Promise<PageData[]> {
-  const needBrowser = !USE_CACHE || files.some((f) => !existsSync(join(cacheDir, `${f.replace(/[/\\]/g, '__')}.json`)));
+  const needBrowser =
+    !USE_CACHE || files.some((f) => !existsSync(join(cacheDir, `${f.replace(/[/\\]/g, '__')}.json`)));
   const browser = needBrowser ? await launchBrowser() : undefined;
-  const context = browser ? await browser.newContext({ viewport: VIEWPORT, acceptDownloads: false }) : undefined;
+  const context = browser
+    ? await browser.newContext({ viewport: VIEWPORT, acceptDownloads: false })
+    : undefined;
   // Offline: the captures' external resources were not kept, and nothing may leave the machine.
   await context?.route('**/*', (route) =>
     route.request().url().startsWith('file:') ? route.continue() : route.abort(),
@@ -210,7 +218,9 @@ interface Decision {
 }
 
 const shown = (e: SnapshotElement | undefined) =>
-  e ? `[${e.id}] ${e.role}${e.inputType ? `(${e.inputType})` : ''} '${e.name || e.label || e.placeholder || ''}'` : '?';
+  e
+    ? `[${e.id}] ${e.role}${e.inputType ? `(${e.inputType})` : ''} '${e.name || e.label || e.placeholder || ''}'`
+    : '?';
 
 const files = listPages();
 log(`bench:grounding: ${files.length} pages from ${CORPUS}${USE_CACHE ? ' (snapshot cache on)' : ''}`);
@@ -222,8 +232,12 @@ log(`loaded ${pages.length} pages in ${round(loadS, 1)} s`);
 const decisions: Decision[] = [];
 const times: number[] = [];
 /** Per label: targets, right with some fitting phrasing, with all, wrong with any, no fitting phrasing. */
-const perLabel = new Map<Label, { targets: number; anyFit: number; allFit: number; wrongAny: number; noFit: number; missing: number }>();
-for (const l of LABELS) perLabel.set(l, { targets: 0, anyFit: 0, allFit: 0, wrongAny: 0, noFit: 0, missing: 0 });
+const perLabel = new Map<
+  Label,
+  { targets: number; anyFit: number; allFit: number; wrongAny: number; noFit: number; missing: number }
+>();
+for (const l of LABELS)
+  perLabel.set(l, { targets: 0, anyFit: 0, allFit: 0, wrongAny: 0, noFit: 0, missing: 0 });
 
 for (const page of pages) {
   const byId = new Map(page.snap.elements.map((e) => [e.id, e]));
@@ -286,7 +300,9 @@ for (const page of pages) {
 // Report
 
 const pct = (a: number, b: number) => (b === 0 ? '-' : `${round((100 * a) / b, 1)}%`);
-const rows: (string | number)[][] = [['label', 'phrasing', 'runs', 'fits', 'right', 'wrong', 'deferred', 'right|fits', 'wrong|fits']];
+const rows: (string | number)[][] = [
+  ['label', 'phrasing', 'runs', 'fits', 'right', 'wrong', 'deferred', 'right|fits', 'wrong|fits'],
+];
 for (const label of LABELS)
   for (const p of PHRASINGS[label]) {
     const ds = decisions.filter((d) => d.label === label && d.key === p.key);
@@ -308,23 +324,52 @@ console.log(`\nPer label and phrasing (pages with a visible target of that label
 
 const sum = { targets: 0, anyFit: 0, allFit: 0, wrongAny: 0, noFit: 0, missing: 0 };
 const lrows: (string | number)[][] = [
-  ['label', 'targets', 'right (a fitting phrasing)', 'right (every fitting)', 'wrong (any phrasing)', 'no fitting phrasing', 'not in snapshot'],
+  [
+    'label',
+    'targets',
+    'right (a fitting phrasing)',
+    'right (every fitting)',
+    'wrong (any phrasing)',
+    'no fitting phrasing',
+    'not in snapshot',
+  ],
 ];
 for (const [label, s] of perLabel) {
   for (const k of Object.keys(sum) as (keyof typeof sum)[]) sum[k] += s[k];
-  lrows.push([label, s.targets, `${s.anyFit} (${pct(s.anyFit, s.targets - s.noFit)})`, `${s.allFit} (${pct(s.allFit, s.targets - s.noFit)})`, s.wrongAny, s.noFit, s.missing]);
+  lrows.push([
+    label,
+    s.targets,
+    `${s.anyFit} (${pct(s.anyFit, s.targets - s.noFit)})`,
+    `${s.allFit} (${pct(s.allFit, s.targets - s.noFit)})`,
+    s.wrongAny,
+    s.noFit,
+    s.missing,
+  ]);
 }
-lrows.push(['all', sum.targets, `${sum.anyFit} (${pct(sum.anyFit, sum.targets - sum.noFit)})`, `${sum.allFit} (${pct(sum.allFit, sum.targets - sum.noFit)})`, sum.wrongAny, sum.noFit, sum.missing]);
+lrows.push([
+  'all',
+  sum.targets,
+  `${sum.anyFit} (${pct(sum.anyFit, sum.targets - sum.noFit)})`,
+  `${sum.allFit} (${pct(sum.allFit, sum.targets - sum.noFit)})`,
+  sum.wrongAny,
+  sum.noFit,
+  sum.missing,
+]);
 console.log(`\nPer labelled visible target (share of targets with a fitting phrasing):\n${table(lrows)}`);
 
 const wrong = decisions.filter((d) => d.outcome === 'wrong');
 console.log(`\nWrong actions: ${wrong.length}`);
-for (const d of wrong) console.log(`  ${d.file} [${d.label} / "${d.key}"${d.fits ? '' : ', not fitting'}]: ${d.detail}; target ${d.target}`);
+for (const d of wrong)
+  console.log(
+    `  ${d.file} [${d.label} / "${d.key}"${d.fits ? '' : ', not fitting'}]: ${d.detail}; target ${d.target}`,
+  );
 
 console.log(
   `\nDecision time after the snapshot: p50 ${round(percentile(times, 50), 3)} ms, p95 ${round(percentile(times, 95), 3)} ms, max ${round(Math.max(...times), 2)} ms over ${times.length} decisions`,
 );
-console.log(`Pages: ${pages.length} of ${files.length} loaded in ${round(loadS, 1)} s (${PARALLEL} in parallel)`);
+console.log(
+  `Pages: ${pages.length} of ${files.length} loaded in ${round(loadS, 1)} s (${PARALLEL} in parallel)`,
+);
 if (OUT) {
   writeFileSync(OUT, JSON.stringify(decisions, null, 1));
   log(`decisions written to ${OUT}`);

@@ -359,7 +359,12 @@ export function matchInstruction(
     const action = actionFor(parsed, grounded.el);
     if (typeof action === 'string') return deferWith(action, ranked);
     const cand: Candidate = { element: grounded.el, score: grounded.score, base: grounded.score, by: 'name' };
-    return answer(action, cand, grounded.margin, `${grounded.why} (${grounded.score.toFixed(2)}, ahead by ${grounded.margin.toFixed(2)})`);
+    return answer(
+      action,
+      cand,
+      grounded.margin,
+      `${grounded.why} (${grounded.score.toFixed(2)}, ahead by ${grounded.margin.toFixed(2)})`,
+    );
   }
 
   const main = resolveTarget(parsed, target, snapshot, threshold, need);

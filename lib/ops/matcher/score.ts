@@ -60,6 +60,9 @@ export interface Norm {
 const EMPTY: Norm = { lit: '', raw: '', stem: '', tokens: [], set: new Set(), weight: 0, sig: [] };
 const NON_ASCII = /[\u0080-\uffff]/;
 const COMBINING = /[\u0300-\u036f]/g;
+/** Letters NFKD leaves alone: "hasło", "bekræft", "størrelse", "straße". */
+const STROKED = /[łøæßđœ]/g;
+const UNSTROKED: Record<string, string> = { ł: 'l', ø: 'o', æ: 'ae', ß: 'ss', đ: 'd', œ: 'oe' };
 const APOSTROPHE = /['’`]/g;
 const AMPERSAND = /&/g;
 const NON_WORD = /[^\p{L}\p{N}]+/gu;
@@ -67,7 +70,11 @@ const NON_WORD = /[^\p{L}\p{N}]+/gu;
 /** Lower-case, no accents, no apostrophes, `&` as "and", anything else not a letter or digit a space. */
 export function normalize(s: string): string {
   let t = s.toLowerCase();
-  if (NON_ASCII.test(t)) t = t.normalize('NFKD').replace(COMBINING, '');
+  if (NON_ASCII.test(t))
+    t = t
+      .normalize('NFKD')
+      .replace(COMBINING, '')
+      .replace(STROKED, (c) => UNSTROKED[c] ?? c);
   return t.replace(APOSTROPHE, '').replace(AMPERSAND, ' and ').replace(NON_WORD, ' ').trim();
 }
 
@@ -122,7 +129,16 @@ const LOW = new Set([
   'ditt',
 ]);
 /** Words people add to or drop from field names without changing which field they mean. */
-const SOFT = new Set(['address', 'number', 'adresse', 'adres', 'direccion', 'indirizzo', 'endereco', 'adresa']);
+const SOFT = new Set([
+  'address',
+  'number',
+  'adresse',
+  'adres',
+  'direccion',
+  'indirizzo',
+  'endereco',
+  'adresa',
+]);
 const LOW_WEIGHT = 0.3;
 const SOFT_WEIGHT = 0.35;
 const weightOf = (w: string): number => (LOW.has(w) ? LOW_WEIGHT : SOFT.has(w) ? SOFT_WEIGHT : 1);

@@ -147,7 +147,10 @@ export function collect(opts: CollectOptions, sem: Semantics & Features): RawCol
     if (cached !== undefined) return cached;
     const parent = el.parentNode;
     const html = el.namespaceURI === 'http://www.w3.org/1999/xhtml';
-    const test = html ? el.localName : `*[local-name()='${el.localName}']`;
+    // Prefixed or malformed tag names ("fb:login-button") are no valid XPath name test.
+    const plain = html && /^[A-Za-z_][\w.-]*$/.test(el.localName);
+    const quote = el.localName.includes("'") ? '"' : "'";
+    const test = plain ? el.localName : `*[local-name()=${quote}${el.localName}${quote}]`;
     if (parent && !siblingIndex.has(el)) indexChildren(parent);
     const index = siblingIndex.get(el) ?? 1;
     const twins = (tagCounts.get(parent as Node)?.get(el.localName) ?? 1) > 1;

@@ -11,10 +11,19 @@
 import type { SnapshotElement } from '../../../perception/types.ts';
 import type { MatchVerb, TargetPhrase } from '../parse.ts';
 import { type Norm, normalize, textScore, toNorm } from '../score.ts';
-import { type Concept, canon, conceptsOf } from './lexicon.ts';
 import { type Field, type FormInfo, pageForms, STRENGTH, usable } from './fields.ts';
+import { type Concept, canon, conceptsOf } from './lexicon.ts';
 
-export type Want = 'email' | 'user' | 'identity' | 'password' | 'new' | 'confirm' | 'current' | 'login' | 'continue';
+export type Want =
+  | 'email'
+  | 'user'
+  | 'identity'
+  | 'password'
+  | 'new'
+  | 'confirm'
+  | 'current'
+  | 'login'
+  | 'continue';
 
 export interface Scored {
   el: SnapshotElement;
@@ -77,10 +86,13 @@ function readScore(phrase: Norm, el: SnapshotElement): number {
     if (!text) continue;
     best = Math.max(best, textScore(phrase, toNorm(text)));
     if (best >= 1) return best;
-    for (const part of text.split(ALTERNATIVES)) best = Math.max(best, 0.97 * textScore(phrase, toNorm(part)));
+    for (const part of text.split(ALTERNATIVES))
+      best = Math.max(best, 0.97 * textScore(phrase, toNorm(part)));
   }
   const near = el.facts?.nearby;
-  if (near) for (const part of near.split(ALTERNATIVES)) best = Math.max(best, STRENGTH.nearby * textScore(phrase, toNorm(part)));
+  if (near)
+    for (const part of near.split(ALTERNATIVES))
+      best = Math.max(best, STRENGTH.nearby * textScore(phrase, toNorm(part)));
   return best;
 }
 
@@ -91,7 +103,12 @@ function fieldScore(f: Field, want: Want, form: FormInfo | undefined, phrase: No
   const inLogin = form?.kind === 'login';
   if (want === 'email' || want === 'user' || want === 'identity') {
     if (f.kind !== 'identity') return none;
-    const mine = want === 'email' ? ['xemail' as const] : want === 'user' ? ['xusername' as const] : (['xemail', 'xusername'] as const);
+    const mine =
+      want === 'email'
+        ? ['xemail' as const]
+        : want === 'user'
+          ? ['xusername' as const]
+          : (['xemail', 'xusername'] as const);
     // What a user reads counts as well as it names the phrase; the page's declarations (type,
     // autocomplete, name/id words) count at their fixed strength.
     const read = readScore(phrase, f.el);
@@ -102,7 +119,10 @@ function fieldScore(f: Field, want: Want, form: FormInfo | undefined, phrase: No
       }),
     );
     let s = Math.max(read, declared);
-    let why = read >= declared ? `its text names ${want === 'user' ? 'a user name' : want}` : `it is declared ${want === 'user' ? 'a user name' : want} (type, autocomplete or name)`;
+    let why =
+      read >= declared
+        ? `its text names ${want === 'user' ? 'a user name' : want}`
+        : `it is declared ${want === 'user' ? 'a user name' : want} (type, autocomplete or name)`;
     // The login form's identity field is what "the email field" of a login task means, whatever
     // else it accepts; only when nothing on the page names the concept better.
     if (s < STRENGTH.place && inLogin && f.beforePassword) {
@@ -120,7 +140,8 @@ function fieldScore(f: Field, want: Want, form: FormInfo | undefined, phrase: No
       if (f.password === 'new') return { el, score: 0.78, why: 'the new password (no other password field)' };
       return { el, score: 0.5, why: 'a confirmation field' };
     case 'new':
-      if (f.password === 'new') return { el, score: Math.max(0.85, by), why: `the new password (${f.passwordBy})` };
+      if (f.password === 'new')
+        return { el, score: Math.max(0.85, by), why: `the new password (${f.passwordBy})` };
       return { el, score: f.password === 'confirm' ? 0.4 : 0, why: '' };
     case 'confirm':
       if (f.password === 'confirm')
@@ -136,18 +157,24 @@ function fieldScore(f: Field, want: Want, form: FormInfo | undefined, phrase: No
 }
 
 /** Forms a request belongs to: log-in words to a login form, new passwords to a sign-up form. */
-const taskKind = (want: Want) => (want === 'new' || want === 'confirm' || want === 'current' ? 'signup' : 'login');
+const taskKind = (want: Want) =>
+  want === 'new' || want === 'confirm' || want === 'current' ? 'signup' : 'login';
 
 function pick(ranked: Scored[], what: string, { threshold, margin: need }: Limits): Grounded {
   ranked.sort((a, b) => b.score - a.score || a.el.id - b.el.id);
   const best = ranked[0];
-  if (!best || best.score < threshold) return { ok: false, reason: `no field or button clearly is ${what}`, ranked };
+  if (!best || best.score < threshold)
+    return { ok: false, reason: `no field or button clearly is ${what}`, ranked };
   // Look-alikes (same role and words) that only a disabled state tells apart: which one is meant
   // is not written anywhere. Concealed ones were dropped before.
   const key = (el: SnapshotElement) => `${el.role}\u0001${normalize(el.name)}`;
   const twins = best.el.name ? ranked.filter((s) => s !== best && key(s.el) === key(best.el)).length : 0;
   if (twins > 0)
-    return { ok: false, reason: `${twins + 1} elements look the same (${best.el.role} '${best.el.name}')`, ranked };
+    return {
+      ok: false,
+      reason: `${twins + 1} elements look the same (${best.el.role} '${best.el.name}')`,
+      ranked,
+    };
   const second = ranked[1];
   const margin = second ? best.score - second.score : best.score;
   if (margin < need)
@@ -177,8 +204,11 @@ function byTaskForm(
   const form = [...taskForms][0]!;
   const inside = ranked.filter((s) => formOf(s.el) === form);
   const bestInside = Math.max(...inside.map((s) => s.score));
+  // The task form's field itself says the concept (words, type, autocomplete, name): it is the
+  // one. Known only by its place, it is, unless another form's field says the concept better.
   const outside = good.filter((s) => formOf(s.el) !== form && s.score > bestInside + 0.01);
-  if (outside.length > 0) return { ranked: [], note: `another form's field fits better than the ${kind} form's` };
+  if (outside.length > 0 && bestInside < STRENGTH.attrs)
+    return { ranked: [], note: `another form's field fits better than the ${kind} form's` };
   return { ranked: inside, note: '' };
 }
 
@@ -188,7 +218,12 @@ function usableFirst(ranked: Scored[], threshold: number): Scored[] {
   return live.some((s) => s.score >= threshold) ? live : ranked;
 }
 
-function groundField(want: Want, target: TargetPhrase, elements: readonly SnapshotElement[], limits: Limits): Grounded {
+function groundField(
+  want: Want,
+  target: TargetPhrase,
+  elements: readonly SnapshotElement[],
+  limits: Limits,
+): Grounded {
   const phrase = toNorm(target.phrase);
   const page = pageForms(elements);
   const formOf = (el: SnapshotElement) => (el.facts?.form ? page.forms.get(el.facts.form) : undefined);
@@ -207,7 +242,12 @@ function groundField(want: Want, target: TargetPhrase, elements: readonly Snapsh
 
 const BUTTONISH = new Set(['button']);
 
-function groundButton(want: Want, target: TargetPhrase, elements: readonly SnapshotElement[], limits: Limits): Grounded {
+function groundButton(
+  want: Want,
+  target: TargetPhrase,
+  elements: readonly SnapshotElement[],
+  limits: Limits,
+): Grounded {
   const { threshold } = limits;
   const page = pageForms(elements);
   const phrase = toNorm(target.phrase);
@@ -215,7 +255,10 @@ function groundButton(want: Want, target: TargetPhrase, elements: readonly Snaps
   let ranked: Scored[] = [];
   for (const el of elements) {
     if (!el.interactive || !roles.has(el.role)) continue;
-    const s = Math.max(textScore(phrase, toNorm(el.name)), el.role === 'button' ? textScore(phrase, toNorm(el.value)) * 0.95 : 0);
+    const s = Math.max(
+      textScore(phrase, toNorm(el.name)),
+      el.role === 'button' ? textScore(phrase, toNorm(el.value)) * 0.95 : 0,
+    );
     if (s > 0) ranked.push({ el, score: el.states.disabled ? s * 0.5 : s, why: `it says '${el.name}'` });
   }
   ranked = usableFirst(ranked, threshold);
@@ -228,7 +271,11 @@ function groundButton(want: Want, target: TargetPhrase, elements: readonly Snaps
     const inside = ranked.filter((s) => s.el.facts?.form === form.id);
     if (inside.some((s) => s.score >= threshold)) return pick(inside, `the ${want} button`, limits);
     if (form.buttons.some((b) => usable(b)) && ranked.some((s) => s.score >= threshold))
-      return { ok: false, reason: `the login form's button does not say '${target.phrase}'; another element does`, ranked };
+      return {
+        ok: false,
+        reason: `the login form's button does not say '${target.phrase}'; another element does`,
+        ranked,
+      };
   }
   return pick(ranked, `the ${want} button`, limits);
 }

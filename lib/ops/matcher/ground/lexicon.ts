@@ -26,7 +26,8 @@ export type Concept =
   | 'xforgot'
   | 'xsearch';
 
-export const isConcept = (t: string): t is Concept => t.length > 1 && t.charCodeAt(0) === 120 && CONCEPTS.has(t);
+export const isConcept = (t: string): t is Concept =>
+  t.length > 1 && t.charCodeAt(0) === 120 && CONCEPTS.has(t);
 
 const CONCEPTS = new Set<string>([
   'xlogin',
@@ -108,7 +109,25 @@ const RULES: [Concept | string, string[]][] = [
       'skapa konto',
     ],
   ],
-  ['xlogout', ['log out', 'logout', 'sign out', 'signout', 'abmelden', 'ausloggen', 'se deconnecter', 'deconnexion', 'cerrar sesion', 'esci', 'uitloggen', 'sair', 'wyloguj', 'logga ut']],
+  [
+    'xlogout',
+    [
+      'log out',
+      'logout',
+      'sign out',
+      'signout',
+      'abmelden',
+      'ausloggen',
+      'se deconnecter',
+      'deconnexion',
+      'cerrar sesion',
+      'esci',
+      'uitloggen',
+      'sair',
+      'wyloguj',
+      'logga ut',
+    ],
+  ],
   [
     'xusername',
     [
@@ -168,7 +187,20 @@ const RULES: [Concept | string, string[]][] = [
       'sahkoposti',
     ],
   ],
-  ['xphone', ['phone number', 'mobile number', 'phone', 'mobile', 'telephone', 'telefon', 'telefono', 'telefoon', 'cell']],
+  [
+    'xphone',
+    [
+      'phone number',
+      'mobile number',
+      'phone',
+      'mobile',
+      'telephone',
+      'telefon',
+      'telefono',
+      'telefoon',
+      'cell',
+    ],
+  ],
   [
     'xlogin',
     [
@@ -379,8 +411,26 @@ const RULES: [Concept | string, string[]][] = [
       'jatka',
     ],
   ],
-  ['xsubmit', ['submit', 'absenden', 'envoyer', 'valider', 'enviar', 'invia', 'verzenden', 'wyslij', 'skicka']],
-  ['xsearch', ['search', 'suche', 'suchen', 'rechercher', 'recherche', 'buscar', 'cerca', 'zoeken', 'pesquisar', 'szukaj', 'sok']],
+  [
+    'xsubmit',
+    ['submit', 'absenden', 'envoyer', 'valider', 'enviar', 'invia', 'verzenden', 'wyslij', 'skicka'],
+  ],
+  [
+    'xsearch',
+    [
+      'search',
+      'suche',
+      'suchen',
+      'rechercher',
+      'recherche',
+      'buscar',
+      'cerca',
+      'zoeken',
+      'pesquisar',
+      'szukaj',
+      'sok',
+    ],
+  ],
 ];
 
 const COMPILED: [string, RegExp][] = RULES.map(([concept, alts]) => [
