@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { pageForms } from '../../lib/ops/matcher/ground/fields.ts';
 import { attrWords, autocompleteWords, canon } from '../../lib/ops/matcher/ground/lexicon.ts';
+import { pickByRole } from '../../lib/ops/matcher/ground/roles.ts';
 import { matchInstruction, normalize } from '../../lib/ops/matcher/index.ts';
 import type { ElementFacts, Snapshot, SnapshotElement } from '../../lib/perception/types.ts';
 
@@ -207,5 +208,35 @@ describe('grounding decisions (issue 8 patterns)', () => {
     expect(picked(twin, 'click the sign in button')).toBe(6);
     const both = page([text('Username', 1), pw('Password', 1), text('Username', 2), pw('Password', 2)]);
     expect(picked(both, 'type %pw% into the password field')).toMatch(/^defer/);
+  });
+});
+
+describe('role-only targets', () => {
+  const tabs = page([
+    { role: 'tab', name: 'One' },
+    { role: 'tab', name: 'Two', f: { concealed: true } },
+    { role: 'tab', name: 'Three' },
+    { role: 'link', name: 'Tab four' },
+  ]);
+  it('an ordinal counts usable elements of that role in reading order', () => {
+    expect(picked(tabs, 'click the second tab')).toBe(3);
+    expect(picked(tabs, 'click the last tab')).toBe(3);
+    expect(picked(tabs, 'click the third tab')).toMatch(/^defer: there are only 2 usable tabs/);
+    const d = matchInstruction('click the first tab', tabs);
+    expect(d.kind === 'action' && d.reason).toMatch(/first of 2 usable tabs/);
+  });
+  it('with no count: exactly one usable element of the role, else defer', () => {
+    const one = page([
+      link('Home'),
+      { role: 'button', name: 'Go', states: { disabled: true } },
+      button('Send'),
+    ]);
+    expect(pickByRole('button', undefined, one.elements, 'click')).toMatchObject({ ok: true, el: { id: 3 } });
+    const two = page([button('Send'), button('Cancel')]);
+    expect(pickByRole('button', undefined, two.elements, 'click')).toMatchObject({ ok: false });
+    expect(pickByRole('field', undefined, page([text('', 0), pw('', 0)]).elements, 'fill')).toMatchObject({
+      ok: false,
+      reason: '2 usable fields: say which one',
+    });
   });
 });

@@ -8,6 +8,7 @@
 import type { Action } from '../../actions/types.ts';
 import type { Snapshot } from '../../perception/types.ts';
 import { ground } from './ground/decide.ts';
+import { pickByRole } from './ground/roles.ts';
 import { type ParsedInstruction, parseInstruction, type TargetPhrase } from './parse.ts';
 import {
   type Candidate,
@@ -91,7 +92,7 @@ const short = (s: string) => (s.length > 60 ? `${s.slice(0, 57)}…` : s);
 const shown = (el: MatchElement) =>
   `${el.role} '${short(el.name || el.label || el.placeholder || `#${el.id}`)}'`;
 
-type Pick = { ok: true; cand: Candidate; margin: number } | { ok: false; reason: string };
+type Pick = { ok: true; cand: Candidate; margin: number; why?: string } | { ok: false; reason: string };
 
 /** No ordinal: the best must clear the threshold, have no look-alike, and lead by the margin. */
 function pickPlain(ranked: Candidate[], threshold: number, need: number): Pick {
@@ -153,18 +154,27 @@ function resolveTarget(
   need: number,
 ): Resolved {
   const verb = parsed.verb;
+  if (!target.phrase && target.roleHint) {
+    // "the button", "the second tab": the role and the count are all there is.
+    const cannotCount = target.ordinal !== undefined ? countable(snapshot) : undefined;
+    if (cannotCount) return { pick: { ok: false, reason: cannotCount }, ranked: [] };
+    const byRole = pickByRole(target.roleHint, target.ordinal, snapshot.elements, verb);
+    if (!byRole.ok) return { pick: byRole, ranked: [] };
+    return {
+      pick: {
+        ok: true,
+        cand: { element: byRole.el, score: 1, base: 1, by: 'name' },
+        margin: 1,
+        why: byRole.why,
+      },
+      ranked: [],
+    };
+  }
   if (target.ordinal === undefined) {
     const ranked = scoreCandidates(target, snapshot.elements, verb);
     return { pick: pickPlain(ranked, threshold, need), ranked };
   }
-  if (!target.phrase) {
-    // "the first link" with no name: whether the logo, the nav or the results count is a reading
-    // of the page, which is the model's job.
-    return {
-      pick: { ok: false, reason: 'a count with no name depends on which elements count' },
-      ranked: [],
-    };
-  }
+  if (!target.phrase) return { pick: { ok: false, reason: 'no words name the element' }, ranked: [] };
   const cannotCount = countable(snapshot);
   const ranked = scoreCandidates(target, snapshot.elements, verb);
   if (target.literal) {
@@ -403,5 +413,5 @@ export function matchInstruction(
   if (!main.pick.ok) return deferWith(main.pick.reason, main.ranked);
   const action = actionFor(parsed, main.pick.cand.element);
   if (typeof action === 'string') return deferWith(action, main.ranked);
-  return answer(action, main.pick.cand, main.pick.margin);
+  return answer(action, main.pick.cand, main.pick.margin, main.pick.why);
 }
