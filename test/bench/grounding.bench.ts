@@ -49,6 +49,8 @@ interface LabelledTarget {
   visible: boolean;
   /** Snapshot id, when the snapshot lists the element. */
   id?: number;
+  /** Every snapshot id that stands for it (itself, or the control inside a labelled wrapper). */
+  ids?: number[];
 }
 
 interface PageData {
@@ -109,7 +111,12 @@ function whichLabelled(arg: { key: string; items: [number, string][] }): [number
       // Prefixed tag names ("fb:login-button") are not valid XPath name tests.
       continue;
     }
-    const at = found.findIndex((f) => f.el === node);
+    let at = found.findIndex((f) => f.el === node);
+    // A label on a wrapper ("<div data-fathom=next><button>…") means the control inside it.
+    if (at < 0 && node)
+      at = found.findIndex(
+        (f) => f.el !== node && f.el.contains(node) && f.el.querySelectorAll('button,a,input').length <= 2,
+      );
     if (at >= 0) out.push([at, id]);
   }
   return out;
@@ -159,7 +166,11 @@ async function loadPage(context: BrowserContext, file: string): Promise<PageData
     const items: [number, string][] = snap.elements.map((e) => [e.id, e.locator.xpath]);
     const pairs = await page.evaluate(whichLabelled, { key, items });
     const targets: LabelledTarget[] = labels.map((l) => ({ label: l.label as Label, visible: l.visible }));
-    for (const [at, id] of pairs) targets[at]!.id = id;
+    for (const [at, id] of pairs) {
+      const t = targets[at]!;
+      t.id ??= id;
+      (t.ids ??= []).push(id);
+    }
     const data: PageData = { file, snap, targets, loadMs: performance.now() - t0 };
     mkdirSync(cacheDir, { recursive: true });
     writeFileSync(cachePath, JSON.stringify(data));
@@ -242,7 +253,7 @@ for (const l of LABELS)
 for (const page of pages) {
   const byId = new Map(page.snap.elements.map((e) => [e.id, e]));
   const labelOf = new Map<number, Label>();
-  for (const t of page.targets) if (t.id !== undefined) labelOf.set(t.id, t.label);
+  for (const t of page.targets) for (const id of t.ids ?? []) labelOf.set(id, t.label);
   for (const label of LABELS) {
     const visible = page.targets.filter((t) => t.label === label && t.visible);
     if (visible.length === 0) continue;

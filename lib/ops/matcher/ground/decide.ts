@@ -11,7 +11,7 @@
 import type { SnapshotElement } from '../../../perception/types.ts';
 import type { MatchVerb, TargetPhrase } from '../parse.ts';
 import { type Norm, normalize, textScore, toNorm } from '../score.ts';
-import { type Field, type FormInfo, pageForms, STRENGTH, usable } from './fields.ts';
+import { type Field, type FormInfo, type PageForms, pageForms, STRENGTH, usable } from './fields.ts';
 import { type Concept, canon, conceptsOf } from './lexicon.ts';
 
 export type Want =
@@ -114,22 +114,17 @@ function fieldScore(f: Field, want: Want, form: FormInfo | undefined, phrase: No
     const read = readScore(phrase, f.el);
     const declared = Math.max(
       ...mine.map((c) => {
-        const by = f.says.get(c);
-        return by && by !== 'seen' && by !== 'nearby' ? STRENGTH[by] : 0;
+        const by = f.declared.get(c);
+        return by ? STRENGTH[by] : 0;
       }),
     );
-    let s = Math.max(read, declared);
-    let why =
-      read >= declared
-        ? `its text names ${want === 'user' ? 'a user name' : want}`
-        : `it is declared ${want === 'user' ? 'a user name' : want} (type, autocomplete or name)`;
-    // The login form's identity field is what "the email field" of a login task means, whatever
-    // else it accepts; only when nothing on the page names the concept better.
-    if (s < STRENGTH.place && inLogin && f.beforePassword) {
-      s = STRENGTH.place + 0.06;
-      why = 'the login form’s user name field (just before its password)';
-    }
-    return { el, score: s, why };
+    const what = want === 'user' ? 'a user name' : want;
+    return {
+      el,
+      score: Math.max(read, declared),
+      why:
+        read >= declared ? `its text names ${what}` : `it is declared ${what} (type, autocomplete or name)`,
+    };
   }
   if (f.kind !== 'password') return none;
   const by = f.passwordBy ? STRENGTH[f.passwordBy] : strength(f, 'xpassword');
@@ -218,6 +213,90 @@ function usableFirst(ranked: Scored[], threshold: number): Scored[] {
   return live.some((s) => s.score >= threshold) ? live : ranked;
 }
 
+/**
+ * Usable passwords that are not new ones, outside forms that set a new one (a change form's
+ * current password is not a login): each is the heart of a login form.
+ */
+const loginPasswords = (page: PageForms): Field[] =>
+  [...page.fields.values()].filter(
+    (f) =>
+      f.usable &&
+      f.kind === 'password' &&
+      (f.password === 'plain' || (f.password === 'current' && page.forms.get(f.form)?.kind !== 'signup')),
+  );
+
+const ok = (s: Scored, margin = s.score): Grounded => ({
+  ok: true,
+  el: s.el,
+  score: s.score,
+  margin,
+  why: s.why,
+  ranked: [s],
+});
+
+/**
+ * A login task's fields: the login password, and the field just before it. When that field
+ * itself says the concept (words, type, autocomplete, name) it is the one, whatever other forms
+ * hold; when only its place says so, it is, unless some other field says the concept.
+ */
+function groundLogin(
+  want: Want,
+  phrase: Norm,
+  page: PageForms,
+  fields: Field[],
+  score: (f: Field) => Scored,
+  limits: Limits,
+): Grounded | undefined {
+  const anchors = loginPasswords(page);
+  const ranked = () =>
+    fields
+      .filter((f) => f.usable)
+      .map(score)
+      .filter((s) => s.score > 0)
+      .sort((a, b) => b.score - a.score);
+  if (anchors.length > 1)
+    return {
+      ok: false,
+      reason: `${anchors.length} login password fields: which form is meant is not said`,
+      ranked: ranked(),
+    };
+  const anchor = anchors[0];
+  if (!anchor) {
+    if (want !== 'password') return undefined;
+    const pws = fields.filter((f) => f.usable && f.kind === 'password');
+    if (pws.length === 1)
+      return ok({ el: pws[0]!.el, score: 0.9, why: 'the only password field on the page' });
+    // Only new passwords (a sign-up page): the one whose words say just "password", if one does.
+    const byWords = pws.map((f) => ({
+      el: f.el,
+      score: readScore(phrase, f.el),
+      why: 'its text names password',
+    }));
+    return pick(byWords, 'the password field', limits);
+  }
+  if (want === 'password') return ok({ ...score(anchor), why: 'the login form’s password field' });
+  const before = fields.find(
+    (f) => f.beforePassword && f.usable && f.form === anchor.form && f.el.id < anchor.el.id,
+  );
+  if (!before) return undefined;
+  const own = score(before);
+  if (own.score >= STRENGTH.attrs) return ok({ ...own, why: `the login form’s field: ${own.why}` });
+  const others = ranked().filter((s) => s.el !== before.el && s.score >= limits.threshold);
+  if (others.length > 0)
+    return {
+      ok: false,
+      reason: `the login form's field does not say '${want}', another field does`,
+      ranked: [own, ...others],
+    };
+  return ok({
+    el: before.el,
+    score: STRENGTH.place + 0.06,
+    why: 'the login form’s user name field (just before its password)',
+  });
+}
+
+const LOGIN_WANTS = new Set<Want>(['email', 'user', 'identity', 'password']);
+
 function groundField(
   want: Want,
   target: TargetPhrase,
@@ -227,12 +306,36 @@ function groundField(
   const phrase = toNorm(target.phrase);
   const page = pageForms(elements);
   const formOf = (el: SnapshotElement) => (el.facts?.form ? page.forms.get(el.facts.form) : undefined);
-  let ranked: Scored[] = [];
-  for (const f of page.fields.values()) {
-    const s = fieldScore(f, want, formOf(f.el), phrase);
+  const fields = [...page.fields.values()];
+  const score = (f: Field) => fieldScore(f, want, formOf(f.el), phrase);
+  if (LOGIN_WANTS.has(want)) {
+    const login = groundLogin(want, phrase, page, fields, score, limits);
+    if (login) return login;
+    // A sign-up form (passwords, none a login one) with several identity fields: "the username"
+    // of a task may be the account's identifier (its e-mail) or the field called so.
+    const signup = fields.some((f) => f.usable && f.kind === 'password');
+    if (signup && want === 'user') {
+      const best = fields
+        .filter((f) => f.usable)
+        .map(score)
+        .sort((a, b) => b.score - a.score)[0];
+      const form = best ? page.fields.get(best.el.id)?.form : undefined;
+      const ids = fields.filter((f) => f.usable && f.kind === 'identity' && f.form === form);
+      if (best && best.score >= limits.threshold && ids.length > 1)
+        return {
+          ok: false,
+          reason: `a sign-up form with ${ids.length} identity fields: which one the task means is not said`,
+          ranked: [best],
+        };
+    }
+  }
+  // A disabled, read-only or concealed field cannot take the text: never a candidate.
+  const ranked: Scored[] = [];
+  for (const f of fields) {
+    if (!f.usable) continue;
+    const s = score(f);
     if (s.score > 0) ranked.push(s);
   }
-  ranked = usableFirst(ranked, limits.threshold);
   const { ranked: kept, note } = byTaskForm(ranked, formOf, taskKind(want), limits.threshold);
   if (kept.length === 0) return { ok: false, reason: note, ranked };
   const out = pick(kept, `the ${want} field`, limits);
@@ -241,6 +344,40 @@ function groundField(
 }
 
 const BUTTONISH = new Set(['button']);
+
+/**
+ * The buttons that submit a login form: usable buttons after its password (or, on a first step
+ * with no password, after its one identity field) in reading order, up to the next text field.
+ */
+/** Buttons beside a password that show or hide it, and nameless ones: never the submit. */
+const TOGGLE =
+  /^$|^(?:show|hide|toggle|view|reveal|eye|anzeigen|verbergen|afficher|masquer|mostrar|ocultar|mostra|nascondi|tonen|verbergen|pokaz|ukryj|visa|dolj)\b/;
+
+function submitRun(page: ReturnType<typeof pageForms>, elements: readonly SnapshotElement[]) {
+  const fields = [...page.fields.values()];
+  const anchors = loginPasswords(page);
+  let anchor = anchors[0];
+  if (anchors.length > 1) return { anchors: anchors.length, run: [] as SnapshotElement[] };
+  if (!anchor) {
+    const ids = fields.filter(
+      (f) => f.usable && f.kind === 'identity' && (f.says.has('xemail') || f.says.has('xusername')),
+    );
+    if (ids.length !== 1) return { anchors: ids.length > 1 ? ids.length : 0, run: [] };
+    if (fields.some((f) => f.usable && f.kind === 'password')) return { anchors: 0, run: [] };
+    anchor = ids[0];
+  }
+  const run: SnapshotElement[] = [];
+  const at = elements.indexOf(anchor!.el);
+  for (let i = at + 1; i < elements.length && run.length < 8; i++) {
+    const el = elements[i]!;
+    const field = page.fields.get(el.id);
+    if (field?.usable && field.kind !== 'password') break;
+    if (el.role === 'button' && usable(el) && !TOGGLE.test(normalize(el.name))) run.push(el);
+  }
+  // The form's submit is the first such button; later ones belong to what follows ("Continue" of
+  // a guest checkout, "Register").
+  return { anchors: 1, run: run.slice(0, 1) };
+}
 
 function groundButton(
   want: Want,
@@ -252,30 +389,37 @@ function groundButton(
   const page = pageForms(elements);
   const phrase = toNorm(target.phrase);
   const roles = target.roleHint === 'button' ? BUTTONISH : new Set(['button', 'link']);
-  let ranked: Scored[] = [];
-  for (const el of elements) {
-    if (!el.interactive || !roles.has(el.role)) continue;
+  const scoreOf = (el: SnapshotElement): Scored => {
     const s = Math.max(
       textScore(phrase, toNorm(el.name)),
       el.role === 'button' ? textScore(phrase, toNorm(el.value)) * 0.95 : 0,
     );
-    if (s > 0) ranked.push({ el, score: el.states.disabled ? s * 0.5 : s, why: `it says '${el.name}'` });
+    return { el, score: el.states.disabled ? s * 0.5 : s, why: `it says '${el.name}'` };
+  };
+  let ranked: Scored[] = [];
+  for (const el of elements) {
+    if (!el.interactive || !roles.has(el.role)) continue;
+    const s = scoreOf(el);
+    if (s.score > 0) ranked.push(s);
   }
   ranked = usableFirst(ranked, threshold);
-  // The login form's own button decides when there is one login form: a header link or button
-  // with the same words is not what a login task presses, and a form button saying something
-  // else ("Continue") makes the words point elsewhere, so defer.
-  const logins = [...page.forms.values()].filter((f) => f.kind === 'login' && f.fields.some((x) => x.usable));
-  if (logins.length === 1) {
-    const form = logins[0]!;
-    const inside = ranked.filter((s) => s.el.facts?.form === form.id);
-    if (inside.some((s) => s.score >= threshold)) return pick(inside, `the ${want} button`, limits);
-    if (form.buttons.some((b) => usable(b)) && ranked.some((s) => s.score >= threshold))
-      return {
-        ok: false,
-        reason: `the login form's button does not say '${target.phrase}'; another element does`,
-        ranked,
-      };
+  // A login form decides: its own submit button must say the words. A header link or button
+  // with them is not what the task presses, and a form button saying something else
+  // ("Continue" for "sign in") means the words point elsewhere, so defer.
+  const { anchors, run } = submitRun(page, elements);
+  if (anchors > 1 && ranked.some((s) => s.score >= threshold))
+    return { ok: false, reason: `${anchors} login forms: which one's button is meant is not said`, ranked };
+  if (anchors === 1) {
+    const inside = run.map(scoreOf).filter((s) => s.score > 0);
+    if (inside.some((s) => s.score >= threshold)) {
+      const out = pick(inside, `the ${want} button`, limits);
+      return out.ok ? { ...out, why: `the login form’s button: ${out.why}` } : out;
+    }
+    return {
+      ok: false,
+      reason: `the login form's button does not say '${target.phrase}'${run[0] ? ` (it says '${run[0].name}')` : ''}`,
+      ranked,
+    };
   }
   return pick(ranked, `the ${want} button`, limits);
 }

@@ -23,6 +23,8 @@ export interface Field {
   kind: FieldKind;
   /** Evidence per concept: the strongest source that says it. */
   says: Map<Concept, Source>;
+  /** The same from what the page declares only (type, autocomplete, name/id words). */
+  declared: Map<Concept, Source>;
   /** The visible words hold more than one identity ("Email or username"). */
   either: boolean;
   password?: PasswordKind;
@@ -53,19 +55,36 @@ const TEXTISH = new Set(['textbox', 'searchbox', 'combobox', 'spinbutton']);
 const IDENTITY: Concept[] = ['xemail', 'xusername', 'xphone'];
 
 export const usable = (el: SnapshotElement): boolean =>
-  !el.states.disabled && !el.states.readonly && el.facts?.concealed !== true && !!el.box;
+  !el.states.disabled && !el.states.readonly && el.facts?.concealed !== true;
 
 const canonOf = (s: string | undefined): string => (s ? canon(normalize(s)) : '');
 
-function evidence(el: SnapshotElement): { says: Map<Concept, Source>; either: boolean; seenWords: boolean } {
+/** "user" alone in a name/id attribute is a table or model name ("user[age]"), not a user name. */
+const BARE_USER = /(?:^| )user(?= |$)/g;
+
+function evidence(el: SnapshotElement): {
+  says: Map<Concept, Source>;
+  declared: Map<Concept, Source>;
+  either: boolean;
+  seenWords: boolean;
+} {
   const says = new Map<Concept, Source>();
+  const declared = new Map<Concept, Source>();
   const put = (text: string, source: Source) => {
     for (const c of conceptsOf(text)) {
       const had = says.get(c);
       if (!had || STRENGTH[had] < STRENGTH[source]) says.set(c, source);
+      if (source === 'declared' || source === 'attrs') {
+        const was = declared.get(c);
+        if (!was || STRENGTH[was] < STRENGTH[source]) declared.set(c, source);
+      }
     }
   };
-  const seen = canonOf([el.name, el.label, el.placeholder].filter(Boolean).join(' '));
+  // The name is often the label again: each distinct text once.
+  let seen = canonOf([...new Set([el.name, el.label, el.placeholder].filter(Boolean))].join(' '));
+  // One id shared by several forms' fields gives a field all their labels ("Password Create
+  // Password Confirm Password"): then its words say nothing about which password it is.
+  if (seen.split('xpassword').length > 2) seen = 'xpassword';
   put(seen, 'seen');
   const f = el.facts;
   if (f?.nearby) put(canonOf(f.nearby), 'nearby');
@@ -73,17 +92,18 @@ function evidence(el: SnapshotElement): { says: Map<Concept, Source>; either: bo
   if (el.inputType === 'password') put('xpassword', 'declared');
   if (el.inputType === 'email') put('xemail', 'declared');
   if (el.inputType === 'tel') put('xphone', 'declared');
-  if (f?.attrs) put(canon(attrWords(f.attrs)), 'attrs');
+  if (f?.attrs) put(canon(attrWords(f.attrs).replace(BARE_USER, ' ').trim()), 'attrs');
   const seenIds = IDENTITY.filter((c) => seen.includes(c)).length + (seen.includes('xlogin') ? 1 : 0);
-  return { says, either: seenIds > 1, seenWords: seen.length > 0 };
+  return { says, declared, either: seenIds > 1, seenWords: seen.length > 0 };
 }
 
 function classify(el: SnapshotElement): Field {
-  const { says, either, seenWords } = evidence(el);
+  const { says, declared, either, seenWords } = evidence(el);
   const field: Field = {
     el,
     kind: 'unknown',
     says,
+    declared,
     either,
     beforePassword: false,
     usable: usable(el),
@@ -111,6 +131,8 @@ function classify(el: SnapshotElement): Field {
     field.kind = 'identity';
     // "Login" on a text field is its user name ("Login", "Login ID").
     if (says.has('xlogin') && !says.has('xusername')) says.set('xusername', says.get('xlogin')!);
+    if (declared.has('xlogin') && !declared.has('xusername'))
+      declared.set('xusername', declared.get('xlogin')!);
   } else if (seenWords || el.facts?.nearby) field.kind = 'other';
   return field;
 }
@@ -175,8 +197,9 @@ export function pageForms(elements: readonly SnapshotElement[]): PageForms {
     if (TEXTISH.has(el.role) && !el.options) {
       const field = classify(el);
       out.fields.set(el.id, field);
-      if (field.form) formOf(field.form).fields.push(field);
-    } else if (el.role === 'button' && el.facts?.form) formOf(el.facts.form).buttons.push(el);
+      // Controls in no form or group count as one group of their own (form 0).
+      formOf(field.form).fields.push(field);
+    } else if (el.role === 'button') formOf(el.facts?.form ?? 0).buttons.push(el);
   }
   for (const form of out.forms.values()) byPlace(form);
   forms.set(elements, out);

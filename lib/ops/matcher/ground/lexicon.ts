@@ -55,6 +55,8 @@ const RULES: [Concept | string, string[]][] = [
     [
       'forgot',
       'forgotten',
+      'recovery',
+      'recover',
       'forget',
       'lost',
       'reset',

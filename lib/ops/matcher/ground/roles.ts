@@ -10,9 +10,9 @@ import { hintFactor, verbAllows } from '../score.ts';
 
 export type RolePick = { ok: true; el: SnapshotElement; why: string } | { ok: false; reason: string };
 
-/** Usable by a person now or after a scroll: enabled, rendered, not concealed. */
+/** Usable by a person now or after a scroll: enabled and not concealed. */
 const usable = (el: SnapshotElement): boolean =>
-  el.interactive && !el.states.disabled && el.facts?.concealed !== true && !!el.box;
+  el.interactive && !el.states.disabled && el.facts?.concealed !== true;
 
 const ORDINAL_WORDS = [
   'first',
