@@ -217,13 +217,21 @@ function usableFirst(ranked: Scored[], threshold: number): Scored[] {
  * Usable passwords that are not new ones, outside forms that set a new one (a change form's
  * current password is not a login): each is the heart of a login form.
  */
-const loginPasswords = (page: PageForms): Field[] =>
-  [...page.fields.values()].filter(
+function loginPasswords(page: PageForms): Field[] {
+  const all = [...page.fields.values()].filter(
     (f) =>
       f.usable &&
       f.kind === 'password' &&
       (f.password === 'plain' || (f.password === 'current' && page.forms.get(f.form)?.kind !== 'signup')),
   );
+  if (all.length < 2) return all;
+  // A whole login form (a user name field, then the password) over lone password fields (a
+  // protected page's box, a second step shown early).
+  const whole = all.filter((p) =>
+    page.forms.get(p.form)?.fields.some((f) => f.beforePassword && f.usable && f.el.id < p.el.id),
+  );
+  return whole.length > 0 ? whole : all;
+}
 
 const ok = (s: Scored, margin = s.score): Grounded => ({
   ok: true,
@@ -336,6 +344,12 @@ function groundField(
     const s = score(f);
     if (s.score > 0) ranked.push(s);
   }
+  if (want === 'new' && !ranked.some((s) => s.score >= limits.threshold)) {
+    // One password field on the whole page and the task sets a new one: it can only be that one.
+    const pws = fields.filter((f) => f.usable && f.kind === 'password');
+    if (pws.length === 1 && pws[0]!.password === 'plain')
+      return ok({ el: pws[0]!.el, score: 0.8, why: 'the only password field on the page' });
+  }
   const { ranked: kept, note } = byTaskForm(ranked, formOf, taskKind(want), limits.threshold);
   if (kept.length === 0) return { ok: false, reason: note, ranked };
   const out = pick(kept, `the ${want} field`, limits);
@@ -349,6 +363,12 @@ const BUTTONISH = new Set(['button']);
  * The buttons that submit a login form: usable buttons after its password (or, on a first step
  * with no password, after its one identity field) in reading order, up to the next text field.
  */
+/** A submit button that holds the words among others reads as them at this score. */
+const CONTAINS = 0.85;
+/** …unless it also names another concept or a provider ("Sign in with Google", "Sign up"). */
+const OTHER_THING =
+  /\bx(?:signup|forgot|logout|email|username|password|search)\b|\b(?:with|google|facebook|apple|microsoft|twitter|linkedin|amazon|github|sso|mit|avec|con|met|com|med|z)\b/;
+
 /** Buttons beside a password that show or hide it, and nameless ones: never the submit. */
 const TOGGLE =
   /^$|^(?:show|hide|toggle|view|reveal|eye|anzeigen|verbergen|afficher|masquer|mostrar|ocultar|mostra|nascondi|tonen|verbergen|pokaz|ukryj|visa|dolj)\b/;
@@ -388,6 +408,7 @@ function groundButton(
   const { threshold } = limits;
   const page = pageForms(elements);
   const phrase = toNorm(target.phrase);
+  const concept = want === 'login' ? 'xlogin' : want === 'continue' ? 'xcontinue' : undefined;
   const roles = target.roleHint === 'button' ? BUTTONISH : new Set(['button', 'link']);
   const scoreOf = (el: SnapshotElement): Scored => {
     const s = Math.max(
@@ -410,7 +431,16 @@ function groundButton(
   if (anchors > 1 && ranked.some((s) => s.score >= threshold))
     return { ok: false, reason: `${anchors} login forms: which one's button is meant is not said`, ranked };
   if (anchors === 1) {
-    const inside = run.map(scoreOf).filter((s) => s.score > 0);
+    // The login form's own submit button needs only to hold the words ("Log in to my account",
+    // "Secure sign in"), not to be nothing else, unless it names another thing too.
+    const inside = run
+      .map((el) => {
+        const s = scoreOf(el);
+        const words = canon(normalize(el.name));
+        const holds = concept !== undefined && words.split(' ').includes(concept) && !OTHER_THING.test(words);
+        return holds && s.score < CONTAINS ? { ...s, score: CONTAINS } : s;
+      })
+      .filter((s) => s.score > 0);
     if (inside.some((s) => s.score >= threshold)) {
       const out = pick(inside, `the ${want} button`, limits);
       return out.ok ? { ...out, why: `the login form’s button: ${out.why}` } : out;

@@ -152,14 +152,21 @@ function byPlace(form: FormInfo) {
   }
   const hasIdentity = live.some((f) => f.kind === 'identity');
   const saysNew = pws.some((f) => f.password === 'new' || f.password === 'confirm');
-  const signupButton = form.buttons.some((b) => canonOf(b.name).includes('xsignup'));
-  const loginButton = form.buttons.some((b) => canonOf(b.name).includes('xlogin'));
+  // What the form's buttons say, in words or in their name/id ("register-submit").
+  const buttonSays = (c: Concept) =>
+    form.buttons.some(
+      (b) => canonOf(b.name).includes(c) || (!!b.facts?.attrs && canon(attrWords(b.facts.attrs)).includes(c)),
+    );
+  const signupButton = buttonSays('xsignup');
+  const loginButton = buttonSays('xlogin');
   const setPlace = (f: Field | undefined, kind: PasswordKind) => {
     if (f && f.password === 'plain') {
       f.password = kind;
       f.passwordBy = 'place';
     }
   };
+  // A password right before its confirmation is the new one, however many the form holds.
+  for (let i = 0; i + 1 < pws.length; i++) if (pws[i + 1]!.password === 'confirm') setPlace(pws[i], 'new');
   if (pws.length === 2) {
     if (pws[0]!.password === 'current') setPlace(pws[1], 'new');
     else if (hasIdentity || saysNew || signupButton) {
