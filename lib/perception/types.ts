@@ -75,6 +75,8 @@ export interface ElementFacts {
   form?: number;
   /** Laid out but not usable by a person: transparent, clipped to nothing, or outside the page. */
   concealed?: boolean;
+  /** A submit button of a `<form>`: what pressing Enter in its fields would press. */
+  submit?: boolean;
 }
 
 export interface FrameInfo {

@@ -2,8 +2,11 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pageForms } from '../../lib/ops/matcher/ground/fields.ts';
+
 const dir = join(tmpdir(), 'bfn-grounding-cache');
-const h = readdirSync(dir).map((d) => [d, statSync(join(dir, d)).mtimeMs] as const).sort((a, b) => b[1] - a[1])[0]![0];
+const h = readdirSync(dir)
+  .map((d) => [d, statSync(join(dir, d)).mtimeMs] as const)
+  .sort((a, b) => b[1] - a[1])[0]![0];
 const file = process.argv[2]!;
 const data = JSON.parse(readFileSync(join(dir, h, `${file.replace('/', '__')}.json`), 'utf8'));
 const labelOf = new Map<number, string>();

@@ -111,7 +111,10 @@ function whichLabelled(arg: { key: string; items: [number, string][] }): [number
       // Prefixed tag names ("fb:login-button") are not valid XPath name tests.
       continue;
     }
-    let at = found.findIndex((f) => f.el === node);
+    // A label on a <label> means its control.
+    let at = found.findIndex(
+      (f) => f.el === node || (f.el instanceof HTMLLabelElement && f.el.control === node),
+    );
     // A label on a wrapper ("<div data-fathom=next><button>…") means the control inside it.
     if (at < 0 && node)
       at = found.findIndex(

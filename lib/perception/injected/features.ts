@@ -15,6 +15,8 @@ export interface ControlFacts {
   group?: number;
   /** Present and sized, but transparent, clipped to nothing or placed outside the page. */
   concealed?: boolean;
+  /** A submit button of a `<form>` (what Enter in its fields would press). */
+  submit?: boolean;
 }
 
 export function features() {
@@ -114,6 +116,9 @@ export function features() {
     const group = groupOf(el);
     if (group) facts.group = group;
     if (concealed(el, rect)) facts.concealed = true;
+    const t: string = (el as HTMLInputElement).type;
+    if ((tag === 'button' && t === 'submit') || (tag === 'input' && (t === 'submit' || t === 'image')))
+      if ((el as HTMLButtonElement).form) facts.submit = true;
     return facts;
   }
 

@@ -145,9 +145,17 @@ function byPlace(form: FormInfo) {
   if (first) {
     const at = live.indexOf(first);
     const prev = live[at - 1];
-    if (prev && (prev.kind === 'unknown' || prev.kind === 'identity') && TEXTISH.has(prev.el.role)) {
+    // Right before the password, whatever it is called ("Member ID", "Card number"), is how the
+    // form knows the user; a search box never is.
+    if (
+      prev &&
+      prev.kind !== 'password' &&
+      TEXTISH.has(prev.el.role) &&
+      prev.el.role !== 'searchbox' &&
+      !prev.says.has('xsearch')
+    ) {
       prev.beforePassword = true;
-      if (prev.kind === 'unknown') prev.kind = 'identity';
+      if (prev.kind === 'unknown' || prev.kind === 'other') prev.kind = 'identity';
     }
   }
   const hasIdentity = live.some((f) => f.kind === 'identity');
