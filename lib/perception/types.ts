@@ -77,6 +77,8 @@ export interface ElementFacts {
   concealed?: boolean;
   /** A submit button of a `<form>`: what pressing Enter in its fields would press. */
   submit?: boolean;
+  /** In the page's chrome (header, navigation, footer, sidebar) rather than its main content. */
+  aside?: boolean;
 }
 
 export interface FrameInfo {

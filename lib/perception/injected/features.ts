@@ -17,6 +17,8 @@ export interface ControlFacts {
   concealed?: boolean;
   /** A submit button of a `<form>` (what Enter in its fields would press). */
   submit?: boolean;
+  /** Set when the control sits in a page's header, navigation, footer or sidebar. */
+  aside?: boolean;
 }
 
 export function features() {
@@ -24,6 +26,9 @@ export function features() {
   const FIELD_TAGS = new Set(['input', 'select', 'textarea', 'button']);
   const BOUNDARY = new Set(['FORM', 'BODY', 'HTML', 'FIELDSET', 'DIALOG']);
   const clean = (s: string | null | undefined): string => (s ? s.replace(/\s+/g, ' ').trim() : '');
+  // Page chrome: a login form there is the header's drop-down, not the page's own form.
+  const CHROME =
+    'header, nav, footer, aside, [role=banner], [role=navigation], [role=contentinfo], [role=complementary]';
 
   let groups = new Map<Element, number>();
   const controlCounts = new Map<Element, number>();
@@ -116,6 +121,10 @@ export function features() {
     const group = groupOf(el);
     if (group) facts.group = group;
     if (concealed(el, rect)) facts.concealed = true;
+    const chrome = el.closest(CHROME);
+    // A <header> inside an article or section is that part's header, not the page's.
+    if (chrome && !(chrome.localName === 'header' && chrome.parentElement?.closest('article, section, main')))
+      facts.aside = true;
     const t: string = (el as HTMLInputElement).type;
     if ((tag === 'button' && t === 'submit') || (tag === 'input' && (t === 'submit' || t === 'image')))
       if ((el as HTMLButtonElement).form) facts.submit = true;

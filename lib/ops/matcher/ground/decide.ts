@@ -230,7 +230,10 @@ function loginPasswords(page: PageForms): Field[] {
   const whole = all.filter((p) =>
     page.forms.get(p.form)?.fields.some((f) => f.beforePassword && f.usable && f.el.id < p.el.id),
   );
-  return whole.length > 0 ? whole : all;
+  const forms = whole.length > 0 ? whole : all;
+  // The page's own login form over a copy in its header, navigation or footer (a drop-down).
+  const main = forms.filter((p) => p.el.facts?.aside !== true);
+  return main.length > 0 ? main : forms;
 }
 
 const ok = (s: Scored, margin = s.score): Grounded => ({
@@ -354,7 +357,7 @@ function groundField(
       return ok({ el: pws[0]!.el, score: 0.8, why: 'the only password field on the page' });
   }
   const { ranked: kept, note } = byTaskForm(ranked, formOf, taskKind(want), limits.threshold);
-  if (kept.length === 0) return { ok: false, reason: note, ranked };
+  if (kept.length === 0) return { ok: false, reason: note || `no usable field is the ${want} field`, ranked };
   const out = pick(kept, `the ${want} field`, limits);
   if (!out.ok && note) return { ...out, reason: `${out.reason} (${note})` };
   return out;
