@@ -77,8 +77,8 @@ export interface ElementFacts {
   concealed?: boolean;
   /** A submit button of a `<form>`: what pressing Enter in its fields would press. */
   submit?: boolean;
-  /** In the page's chrome (header, navigation, footer, sidebar) rather than its main content. */
-  aside?: boolean;
+  /** In the page's chrome (header, navigation, footer, sidebar), or in its main landmark. */
+  region?: 'chrome' | 'main';
 }
 
 export interface FrameInfo {

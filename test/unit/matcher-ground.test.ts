@@ -240,3 +240,48 @@ describe('role-only targets', () => {
     });
   });
 });
+
+describe('which login form, which button', () => {
+  it('the page’s own login form over a drop-down copy in its header', () => {
+    const snap = page([
+      text('Email', 1, { region: 'chrome' }),
+      pw('Password', 1, { region: 'chrome' }),
+      button('Sign in', 1),
+      text('Email', 2, { region: 'main' }),
+      pw('Password', 2, { region: 'main' }),
+      button('Sign in', 2),
+    ]);
+    snap.elements[2]!.facts = { form: 1, region: 'chrome', submit: true };
+    expect(picked(snap, 'type %pw% into the password field')).toBe(5);
+    expect(picked(snap, 'type "ada@example.com" into the email field')).toBe(4);
+    expect(picked(snap, 'click the sign in button')).toBe(6);
+    // Without a main landmark nothing says which form is the page's own.
+    for (const el of snap.elements) if (el.facts?.region === 'main') delete el.facts.region;
+    expect(picked(snap, 'type %pw% into the password field')).toMatch(/^defer/);
+  });
+
+  it('a whole login form over a lone password box', () => {
+    const snap = page([pw('Password', 1), text('Email', 2), pw('Password', 2), button('Log in', 2)]);
+    expect(picked(snap, 'type %pw% into the password field')).toBe(3);
+  });
+
+  it('the form’s submit after the password, even disabled; a later "Continue" is not it', () => {
+    const snap = page([
+      text('Email', 1),
+      pw('Password', 1),
+      button('Show', 1),
+      { role: 'button', name: 'Log in', form: 1, f: { submit: true }, states: { disabled: true } },
+      button('Continue', 1),
+    ]);
+    snap.elements[3]!.facts = { form: 1, submit: true };
+    expect(picked(snap, 'click the log in button')).toBe(4);
+    expect(picked(snap, 'click the continue button')).toMatch(/^defer: the login form's button does not say/);
+  });
+
+  it('a submit holding the words among others is the login button, unless it names another thing', () => {
+    const held = page([text('Email', 1), pw('Password', 1), button('Log in to my account', 1)]);
+    expect(picked(held, 'click the log in button')).toBe(3);
+    const other = page([text('Email', 1), pw('Password', 1), button('Sign in with Google', 1)]);
+    expect(picked(other, 'click the sign in button')).toMatch(/^defer/);
+  });
+});

@@ -17,8 +17,8 @@ export interface ControlFacts {
   concealed?: boolean;
   /** A submit button of a `<form>` (what Enter in its fields would press). */
   submit?: boolean;
-  /** Set when the control sits in a page's header, navigation, footer or sidebar. */
-  aside?: boolean;
+  /** In the page's chrome (header, navigation, footer, sidebar) or in its main landmark. */
+  region?: 'chrome' | 'main';
 }
 
 export function features() {
@@ -124,7 +124,8 @@ export function features() {
     const chrome = el.closest(CHROME);
     // A <header> inside an article or section is that part's header, not the page's.
     if (chrome && !(chrome.localName === 'header' && chrome.parentElement?.closest('article, section, main')))
-      facts.aside = true;
+      facts.region = 'chrome';
+    else if (el.closest('main, [role=main]')) facts.region = 'main';
     const t: string = (el as HTMLInputElement).type;
     if ((tag === 'button' && t === 'submit') || (tag === 'input' && (t === 'submit' || t === 'image')))
       if ((el as HTMLButtonElement).form) facts.submit = true;

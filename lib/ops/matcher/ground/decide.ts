@@ -231,9 +231,11 @@ function loginPasswords(page: PageForms): Field[] {
     page.forms.get(p.form)?.fields.some((f) => f.beforePassword && f.usable && f.el.id < p.el.id),
   );
   const forms = whole.length > 0 ? whole : all;
-  // The page's own login form over a copy in its header, navigation or footer (a drop-down).
-  const main = forms.filter((p) => p.el.facts?.aside !== true);
-  return main.length > 0 ? main : forms;
+  // The login form in the page's main landmark over a copy in its header, navigation or footer
+  // (a drop-down). Without a main landmark nothing says which is the page's own.
+  const main = forms.filter((p) => p.el.facts?.region === 'main');
+  const chrome = forms.filter((p) => p.el.facts?.region === 'chrome');
+  return main.length > 0 && main.length + chrome.length === forms.length ? main : forms;
 }
 
 const ok = (s: Scored, margin = s.score): Grounded => ({
