@@ -172,7 +172,7 @@ async function loadPage(context: BrowserContext, file: string): Promise<PageData
     for (const [at, id] of pairs) {
       const t = targets[at]!;
       t.id ??= id;
-      (t.ids ??= []).push(id);
+      t.ids = [...(t.ids ?? []), id];
     }
     const data: PageData = { file, snap, targets, loadMs: performance.now() - t0 };
     mkdirSync(cacheDir, { recursive: true });

@@ -11,36 +11,14 @@
 import type { SnapshotElement } from '../../../perception/types.ts';
 import type { MatchVerb, TargetPhrase } from '../parse.ts';
 import { type Norm, normalize, textScore, toNorm } from '../score.ts';
-import { type Field, type FormInfo, type PageForms, pageForms, STRENGTH, usable } from './fields.ts';
+import { groundButton } from './buttons.ts';
+import { type Field, type FormInfo, type PageForms, pageForms, STRENGTH } from './fields.ts';
 import { type Concept, canon, conceptsOf } from './lexicon.ts';
+import { type Grounded, type Limits, loginPasswords, ok, pick, type Scored, type Want } from './pick.ts';
 
-export type Want =
-  | 'email'
-  | 'user'
-  | 'identity'
-  | 'password'
-  | 'new'
-  | 'confirm'
-  | 'current'
-  | 'login'
-  | 'continue';
-
-export interface Scored {
-  el: SnapshotElement;
-  score: number;
-  why: string;
-}
-
-export type Grounded =
-  | { ok: true; el: SnapshotElement; score: number; margin: number; why: string; ranked: Scored[] }
-  | { ok: false; reason: string; ranked: Scored[] };
+export type { Grounded, Limits, Scored, Want } from './pick.ts';
 
 const GLUE = new Set(['the', 'a', 'an', 'your', 'my', 'field', 'address', 'box', 'input', 'button']);
-/** The caller's bar: lowest score the chosen element needs and its lead over the runner-up. */
-export interface Limits {
-  threshold: number;
-  margin: number;
-}
 
 /** Which concept the target names, when it names one of ours and nothing more. */
 export function wantOf(target: TargetPhrase, verb: MatchVerb): Want | undefined {
@@ -155,32 +133,6 @@ function fieldScore(f: Field, want: Want, form: FormInfo | undefined, phrase: No
 const taskKind = (want: Want) =>
   want === 'new' || want === 'confirm' || want === 'current' ? 'signup' : 'login';
 
-function pick(ranked: Scored[], what: string, { threshold, margin: need }: Limits): Grounded {
-  ranked.sort((a, b) => b.score - a.score || a.el.id - b.el.id);
-  const best = ranked[0];
-  if (!best || best.score < threshold)
-    return { ok: false, reason: `no field or button clearly is ${what}`, ranked };
-  // Look-alikes (same role and words) that only a disabled state tells apart: which one is meant
-  // is not written anywhere. Concealed ones were dropped before.
-  const key = (el: SnapshotElement) => `${el.role}\u0001${normalize(el.name)}`;
-  const twins = best.el.name ? ranked.filter((s) => s !== best && key(s.el) === key(best.el)).length : 0;
-  if (twins > 0)
-    return {
-      ok: false,
-      reason: `${twins + 1} elements look the same (${best.el.role} '${best.el.name}')`,
-      ranked,
-    };
-  const second = ranked[1];
-  const margin = second ? best.score - second.score : best.score;
-  if (margin < need)
-    return {
-      ok: false,
-      reason: `too close to call ${what}: [${best.el.id}] ${best.why || best.el.name} vs [${second!.el.id}] ${second!.why || second!.el.name}`,
-      ranked,
-    };
-  return { ok: true, el: best.el, score: best.score, margin, why: best.why, ranked };
-}
-
 /**
  * Keeps the candidates of the one form the task belongs to. Another form's candidate that fits
  * better than the task form's best makes the choice a guess: then nothing is kept.
@@ -206,46 +158,6 @@ function byTaskForm(
     return { ranked: [], note: `another form's field fits better than the ${kind} form's` };
   return { ranked: inside, note: '' };
 }
-
-/** Drops candidates a person cannot see when a visible one remains (a page's hidden twin form). */
-function usableFirst(ranked: Scored[], threshold: number): Scored[] {
-  const live = ranked.filter((s) => s.el.facts?.concealed !== true);
-  return live.some((s) => s.score >= threshold) ? live : ranked;
-}
-
-/**
- * Usable passwords that are not new ones, outside forms that set a new one (a change form's
- * current password is not a login): each is the heart of a login form.
- */
-function loginPasswords(page: PageForms): Field[] {
-  const all = [...page.fields.values()].filter(
-    (f) =>
-      f.usable &&
-      f.kind === 'password' &&
-      (f.password === 'plain' || (f.password === 'current' && page.forms.get(f.form)?.kind !== 'signup')),
-  );
-  if (all.length < 2) return all;
-  // A whole login form (a user name field, then the password) over lone password fields (a
-  // protected page's box, a second step shown early).
-  const whole = all.filter((p) =>
-    page.forms.get(p.form)?.fields.some((f) => f.beforePassword && f.usable && f.el.id < p.el.id),
-  );
-  const forms = whole.length > 0 ? whole : all;
-  // The login form in the page's main landmark over a copy in its header, navigation or footer
-  // (a drop-down). Without a main landmark nothing says which is the page's own.
-  const main = forms.filter((p) => p.el.facts?.region === 'main');
-  const chrome = forms.filter((p) => p.el.facts?.region === 'chrome');
-  return main.length > 0 && main.length + chrome.length === forms.length ? main : forms;
-}
-
-const ok = (s: Scored, margin = s.score): Grounded => ({
-  ok: true,
-  el: s.el,
-  score: s.score,
-  margin,
-  why: s.why,
-  ranked: [s],
-});
 
 /**
  * A login task's fields: the login password, and the field just before it. When that field
@@ -363,110 +275,6 @@ function groundField(
   const out = pick(kept, `the ${want} field`, limits);
   if (!out.ok && note) return { ...out, reason: `${out.reason} (${note})` };
   return out;
-}
-
-const BUTTONISH = new Set(['button']);
-
-/**
- * The buttons that submit a login form: usable buttons after its password (or, on a first step
- * with no password, after its one identity field) in reading order, up to the next text field.
- */
-/** A submit button that holds the words among others reads as them at this score. */
-const CONTAINS = 0.85;
-/** …unless it also names another concept or a provider ("Sign in with Google", "Sign up"). */
-const OTHER_THING =
-  /\bx(?:signup|forgot|logout|email|username|password|search)\b|\b(?:with|google|facebook|apple|microsoft|twitter|linkedin|amazon|github|sso|mit|avec|con|met|com|med|z)\b/;
-
-/** Buttons beside a password that show or hide it, and nameless ones: never the submit. */
-const TOGGLE =
-  /^$|^(?:go back|back|return|zuruck|retour|volver|indietro|terug|voltar|wstecz|tillbaka|show|hide|toggle|view|reveal|eye|anzeigen|verbergen|afficher|masquer|mostrar|ocultar|mostra|nascondi|tonen|verbergen|pokaz|ukryj|visa|dolj)\b/;
-
-function submitRun(page: ReturnType<typeof pageForms>, elements: readonly SnapshotElement[]) {
-  const fields = [...page.fields.values()];
-  const anchors = loginPasswords(page);
-  let anchor = anchors[0];
-  if (anchors.length > 1) return { anchors: anchors.length, run: [] as SnapshotElement[] };
-  if (!anchor) {
-    const ids = fields.filter(
-      (f) => f.usable && f.kind === 'identity' && (f.says.has('xemail') || f.says.has('xusername')),
-    );
-    if (ids.length !== 1) return { anchors: ids.length > 1 ? ids.length : 0, run: [] };
-    if (fields.some((f) => f.usable && f.kind === 'password')) return { anchors: 0, run: [] };
-    anchor = ids[0];
-  }
-  const run: SnapshotElement[] = [];
-  const at = elements.indexOf(anchor!.el);
-  for (let i = at + 1; i < elements.length && run.length < 8; i++) {
-    const el = elements[i]!;
-    const field = page.fields.get(el.id);
-    if (field?.usable && field.kind !== 'password') break;
-    // A disabled submit is still the form's button: it waits for the fields to be filled.
-    if (el.role === 'button' && el.facts?.concealed !== true && !TOGGLE.test(normalize(el.name)))
-      run.push(el);
-  }
-  // The form's submit is its first submit button after the password, else the first button;
-  // later ones belong to what follows ("Continue" of a guest checkout, "Register").
-  const submit = run.find((el) => el.facts?.submit);
-  return { anchors: 1, run: submit ? [submit] : run.slice(0, 1) };
-}
-
-function groundButton(
-  want: Want,
-  target: TargetPhrase,
-  elements: readonly SnapshotElement[],
-  limits: Limits,
-): Grounded {
-  const { threshold } = limits;
-  const page = pageForms(elements);
-  const phrase = toNorm(target.phrase);
-  const concept = want === 'login' ? 'xlogin' : want === 'continue' ? 'xcontinue' : undefined;
-  const roles = target.roleHint === 'button' ? BUTTONISH : new Set(['button', 'link']);
-  /** How well a button's words name the phrase; a disabled one counts half, unless it is the
-   * login form's own submit (which waits for the fields to be filled). */
-  const scoreOf = (el: SnapshotElement, submitOfForm = false): Scored => {
-    const s = Math.max(
-      textScore(phrase, toNorm(el.name)),
-      el.role === 'button' ? textScore(phrase, toNorm(el.value)) * 0.95 : 0,
-    );
-    const why = `it says '${el.name}'${el.states.disabled ? ' (disabled until the form is filled)' : ''}`;
-    return { el, score: el.states.disabled && !submitOfForm ? s * 0.5 : s, why };
-  };
-
-  let ranked: Scored[] = [];
-  for (const el of elements) {
-    if (!el.interactive || !roles.has(el.role)) continue;
-    const s = scoreOf(el);
-    if (s.score > 0) ranked.push(s);
-  }
-  ranked = usableFirst(ranked, threshold);
-  // A login form decides: its own submit button must say the words. A header link or button
-  // with them is not what the task presses, and a form button saying something else
-  // ("Continue" for "sign in") means the words point elsewhere, so defer.
-  const { anchors, run } = submitRun(page, elements);
-  if (anchors > 1 && ranked.some((s) => s.score >= threshold))
-    return { ok: false, reason: `${anchors} login forms: which one's button is meant is not said`, ranked };
-  if (anchors === 1) {
-    // The login form's own submit button needs only to hold the words ("Log in to my account",
-    // "Secure sign in"), not to be nothing else, unless it names another thing too.
-    const inside = run
-      .map((el) => {
-        const s = scoreOf(el, true);
-        const words = canon(normalize(el.name));
-        const holds = concept !== undefined && words.split(' ').includes(concept) && !OTHER_THING.test(words);
-        return holds && s.score < CONTAINS ? { ...s, score: CONTAINS } : s;
-      })
-      .filter((s) => s.score > 0);
-    if (inside.some((s) => s.score >= threshold)) {
-      const out = pick(inside, `the ${want} button`, limits);
-      return out.ok ? { ...out, why: `the login form’s button: ${out.why}` } : out;
-    }
-    return {
-      ok: false,
-      reason: `the login form's button does not say '${target.phrase}'${run[0] ? ` (it says '${run[0].name}')` : ''}`,
-      ranked,
-    };
-  }
-  return pick(ranked, `the ${want} button`, limits);
 }
 
 /** The grounding model's decision, or undefined when the target is not one of its concepts. */
