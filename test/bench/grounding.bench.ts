@@ -9,6 +9,7 @@
  *   BENCH_LIMIT=50 npm run bench:grounding   (first 50 pages per folder)
  *   BENCH_CACHE=1 npm run bench:grounding    (reuse snapshots from the last run with the same collector)
  *   BENCH_OUT=/tmp/g.json …                  (every decision, for reading the misses)
+ *   BENCH_VARIANTS=1 …                       (also other wordings, checked for wrong actions only)
  *
  * Pages load offline (every non-file: request fails) at the capture viewport, 1100x900; labels are
  * read and removed in the page before the snapshot, so nothing the matcher sees can key on them.
@@ -23,7 +24,7 @@ import { launchBrowser } from '../../lib/browser/launch.ts';
 import { matchInstruction } from '../../lib/ops/matcher/index.ts';
 import { snapshot } from '../../lib/perception/snapshot.ts';
 import type { Snapshot, SnapshotElement } from '../../lib/perception/types.ts';
-import { fittingKeys, LABELS, type Label, PHRASINGS } from './lib/grounding-fit.ts';
+import { fittingKeys, LABELS, type Label, PHRASINGS, VARIANTS } from './lib/grounding-fit.ts';
 import { percentile, round, table } from './lib/report.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -35,6 +36,7 @@ const PARALLEL = Math.max(1, Number(process.env.BENCH_PARALLEL ?? 3) || 3);
 const USE_CACHE = process.env.BENCH_CACHE === '1';
 const OUT = process.env.BENCH_OUT;
 const FILTER = process.env.BENCH_FILTER;
+const WITH_VARIANTS = process.env.BENCH_VARIANTS === '1';
 const VIEWPORT = { width: 1100, height: 900 };
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
 
@@ -264,7 +266,7 @@ for (const page of pages) {
     const first = byId.get(inSnap[0]?.id ?? -1);
     const fits = new Set(first ? fittingKeys(label, first) : []);
     const results = new Map<string, Outcome>();
-    for (const p of PHRASINGS[label]) {
+    for (const p of [...PHRASINGS[label], ...(WITH_VARIANTS ? VARIANTS[label] : [])]) {
       const s = performance.now();
       const d = matchInstruction(p.instruction, page.snap);
       const ms = performance.now() - s;
@@ -284,7 +286,7 @@ for (const page of pages) {
           .map((c) => `[${c.id}] ${c.role} '${c.name}' ${c.score}`)
           .join(', ')}`;
       }
-      results.set(p.key, outcome);
+      if (PHRASINGS[label].includes(p)) results.set(p.key, outcome);
       decisions.push({
         file: page.file,
         label,
@@ -318,7 +320,7 @@ const rows: (string | number)[][] = [
   ['label', 'phrasing', 'runs', 'fits', 'right', 'wrong', 'deferred', 'right|fits', 'wrong|fits'],
 ];
 for (const label of LABELS)
-  for (const p of PHRASINGS[label]) {
+  for (const p of [...PHRASINGS[label], ...(WITH_VARIANTS ? VARIANTS[label] : [])]) {
     const ds = decisions.filter((d) => d.label === label && d.key === p.key);
     if (ds.length === 0) continue;
     const fit = ds.filter((d) => d.fits);

@@ -285,3 +285,22 @@ describe('which login form, which button', () => {
     expect(picked(other, 'click the sign in button')).toMatch(/^defer/);
   });
 });
+
+describe('"the submit button"', () => {
+  it('is the login form’s submit, whatever it says, unless another button is called Submit', () => {
+    const snap = page([
+      text('Email', 1),
+      pw('Password', 1),
+      { role: 'button', name: 'Go', form: 1, f: { submit: true } },
+    ]);
+    expect(picked(snap, 'click the submit button')).toBe(3);
+    const newsletter = page([
+      text('Email', 1),
+      pw('Password', 1),
+      { role: 'button', name: 'Go', form: 1, f: { submit: true } },
+      text('Email', 2),
+      button('Submit', 2),
+    ]);
+    expect(picked(newsletter, 'click the submit button')).toMatch(/^defer/);
+  });
+});

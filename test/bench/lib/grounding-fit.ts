@@ -29,6 +29,40 @@ export const PHRASINGS: Record<Label, Phrasing[]> = {
   confirm: [{ key: 'confirm', instruction: 'type %pw% into the confirm password field' }],
 };
 
+/**
+ * More ways people say the same (`BENCH_VARIANTS=1`): never counted as fitting, only checked for
+ * wrong actions, since a phrasing the bench did not plan for must defer rather than guess.
+ */
+export const VARIANTS: Record<Label, Phrasing[]> = {
+  username: [
+    { key: 'e-mail', instruction: 'type "ada@example.com" into the e-mail field' },
+    { key: 'email address', instruction: 'enter "ada@example.com" in the email address box' },
+    { key: 'user name', instruction: 'type "ada" into the user name field' },
+    { key: 'login', instruction: 'type "ada" into the login field' },
+  ],
+  password: [
+    { key: 'password box', instruction: 'enter %pw% in the password box' },
+    { key: 'password input', instruction: 'type %pw% into the password input' },
+  ],
+  next: [
+    { key: 'login button', instruction: 'click the login button' },
+    { key: 'sign-in', instruction: 'press the sign-in button' },
+    { key: 'log in (no role)', instruction: 'click log in' },
+    { key: 'next', instruction: 'click the next button' },
+    { key: 'submit', instruction: 'click the submit button' },
+  ],
+  new: [
+    { key: 'create password', instruction: 'type %pw% into the create password field' },
+    { key: 'choose password', instruction: 'type %pw% into the choose a password field' },
+    { key: 'password', instruction: 'type %pw% into the password field' },
+  ],
+  confirm: [
+    { key: 'repeat', instruction: 'type %pw% into the repeat password field' },
+    { key: 're-enter', instruction: 'type %pw% into the re-enter password field' },
+    { key: 'confirmation', instruction: 'type %pw% into the password confirmation field' },
+  ],
+};
+
 /** What the user sees of an element: its name, label, placeholder and (for buttons) value. */
 export interface SeenText {
   name: string;

@@ -73,7 +73,7 @@ export function groundButton(
   const { threshold } = limits;
   const page = pageForms(elements);
   const phrase = toNorm(target.phrase);
-  const concept = want === 'login' ? 'xlogin' : want === 'continue' ? 'xcontinue' : undefined;
+  const concept = want === 'login' ? 'xlogin' : want === 'continue' ? 'xcontinue' : 'xsubmit';
   const roles = target.roleHint === 'button' ? BUTTONISH : new Set(['button', 'link']);
   /** How well a button's words name the phrase; a disabled one counts half, unless it is the
    * login form's own submit (which waits for the fields to be filled). */
@@ -114,6 +114,18 @@ export function groundButton(
       const out = pick(inside, `the ${want} button`, limits);
       return out.ok ? { ...out, why: `the login form’s button: ${out.why}` } : out;
     }
+    // "The submit button": the login form's real submit button is it, whatever it says, as long
+    // as no other button is called Submit.
+    const submit = run[0];
+    if (want === 'submit' && submit?.facts?.submit && !ranked.some((s) => s.score >= threshold))
+      return {
+        ok: true,
+        el: submit,
+        score: 0.8,
+        margin: 0.8,
+        why: `the login form’s submit button ('${submit.name}')`,
+        ranked: [{ el: submit, score: 0.8, why: 'the form’s submit button' }],
+      };
     return {
       ok: false,
       reason: `the login form's button does not say '${target.phrase}'${run[0] ? ` (it says '${run[0].name}')` : ''}`,

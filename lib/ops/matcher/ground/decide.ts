@@ -45,6 +45,7 @@ export function wantOf(target: TargetPhrase, verb: MatchVerb): Want | undefined 
     if (target.roleHint && target.roleHint !== 'button') return undefined;
     if (only('xlogin')) return 'login';
     if (only('xcontinue')) return 'continue';
+    if (only('xsubmit')) return 'submit';
   }
   return undefined;
 }
@@ -286,6 +287,7 @@ export function ground(
 ): Grounded | undefined {
   const want = wantOf(target, verb);
   if (!want) return undefined;
-  if (want === 'login' || want === 'continue') return groundButton(want, target, elements, limits);
+  if (want === 'login' || want === 'continue' || want === 'submit')
+    return groundButton(want, target, elements, limits);
   return groundField(want, target, elements, limits);
 }

@@ -15,7 +15,8 @@ export type Want =
   | 'confirm'
   | 'current'
   | 'login'
-  | 'continue';
+  | 'continue'
+  | 'submit';
 
 export interface Scored {
   el: SnapshotElement;
