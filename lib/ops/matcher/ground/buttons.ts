@@ -114,18 +114,9 @@ export function groundButton(
       const out = pick(inside, `the ${want} button`, limits);
       return out.ok ? { ...out, why: `the login form’s button: ${out.why}` } : out;
     }
-    // "The submit button": the login form's real submit button is it, whatever it says, as long
-    // as no other button is called Submit.
-    const submit = run[0];
-    if (want === 'submit' && submit?.facts?.submit && !ranked.some((s) => s.score >= threshold))
-      return {
-        ok: true,
-        el: submit,
-        score: 0.8,
-        margin: 0.8,
-        why: `the login form’s submit button ('${submit.name}')`,
-        ranked: [{ el: submit, score: 0.8, why: 'the form’s submit button' }],
-      };
+    // "The submit button" too must be what the login form's button says: a newsletter's Submit
+    // elsewhere is not what a login task presses, and a login button called "Sign in" is only
+    // maybe what "submit" meant.
     return {
       ok: false,
       reason: `the login form's button does not say '${target.phrase}'${run[0] ? ` (it says '${run[0].name}')` : ''}`,
