@@ -19,6 +19,8 @@ export function redactSecrets(snapshot: Snapshot, secrets: Record<string, string
     if (value !== undefined) el.value = value;
     const url = scrubOpt(el.url);
     if (url !== undefined) el.url = url;
+    // Page text near a field can echo what was typed elsewhere ("Signed in as …").
+    if (el.facts?.nearby) el.facts.nearby = scrub(el.facts.nearby);
   }
   for (const key of Object.keys(snapshot.urls)) snapshot.urls[key] = scrub(snapshot.urls[key]!);
   return snapshot;

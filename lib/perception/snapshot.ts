@@ -36,6 +36,19 @@ async function collectFrame(frame: Frame, opts: SnapshotOptions, main: boolean):
   return JSON.parse(json) as RawCollect;
 }
 
+/**
+ * A child frame whose document never committed (an aborted or blocked load) has no script context,
+ * and an evaluate in it waits forever: such a frame is left out rather than hanging the snapshot.
+ */
+const FRAME_WAIT_MS = 2000;
+function withinTime<T>(work: Promise<T>): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), FRAME_WAIT_MS);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
 /** Slot key of each child frame's <iframe>, remembered: asking the browser costs round trips. */
 const frameKeys = new WeakMap<Frame, number>();
 
@@ -78,7 +91,7 @@ async function collectAll(
     collectFrame(main, options, true).catch((err: Error) => {
       throw new SnapshotError(`could not read the page: ${err.message.split('\n')[0]}`);
     }),
-    ...others.map((f) => collectFrame(f, options, false).catch(() => undefined)),
+    ...others.map((f) => withinTime(collectFrame(f, options, false).catch(() => undefined))),
   ]);
   if (mainRaw!.error) throw new SnapshotError(mainRaw!.error);
   const rawOf = new Map<Frame, RawCollect>();

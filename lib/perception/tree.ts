@@ -53,6 +53,11 @@ function toElement(packed: PackedElement, frame: FrameCollect, prefix: string, i
     if (extra.inputType) el.inputType = extra.inputType;
     if (extra.dialog) el.dialog = extra.dialog;
     if (extra.options) el.options = extra.options;
+    if (extra.facts) {
+      const { group, ...rest } = extra.facts;
+      // Group numbers are per frame document: keep frames' forms apart.
+      el.facts = group ? { ...rest, form: frame.info.index * 100_000 + group } : rest;
+    }
   }
   return el;
 }

@@ -64,6 +64,26 @@ export interface SnapshotElement {
    */
   dialog?: number;
   states: ElementStates;
+  /** Form controls and buttons only: what the matcher grounds on beyond the name (not in the tree text). */
+  facts?: ElementFacts;
+}
+
+/** What a page says about a form control besides its name; read by the zero-token matcher. */
+export interface ElementFacts {
+  /** The `autocomplete` token(s), lower-case ("username", "current-password"); never "on"/"off". */
+  autocomplete?: string;
+  /** The `name` and `id` attribute values, space-separated ("login_email loginEmail"). */
+  attrs?: string;
+  /** Text just before the control, when nothing names it ("Username:" in a table cell). */
+  nearby?: string;
+  /** The form (or nearest group of controls) it belongs to; equal numbers = same form. */
+  form?: number;
+  /** Laid out but not usable by a person: transparent, clipped to nothing, or outside the page. */
+  concealed?: boolean;
+  /** A submit button of a `<form>`: what pressing Enter in its fields would press. */
+  submit?: boolean;
+  /** In the page's chrome (header, navigation, footer, sidebar), or in its main landmark. */
+  region?: 'chrome' | 'main';
 }
 
 export interface FrameInfo {

@@ -30,6 +30,8 @@ export const RESOLVE_CASES: ResolveCase[] = [
   { page: '/login.html', instruction: 'Click "Sign in"', expect: el('button', 'Sign in') },
   { page: '/login.html', instruction: 'press the sign in button.', expect: el('button', 'Sign in') },
   { page: '/login.html', instruction: 'tap Sign In', expect: el('button', 'Sign in') },
+  // Word variants (issue 8): "login" is what "Sign in" does.
+  { page: '/login.html', instruction: 'click the login button', expect: el('button', 'Sign in') },
   {
     page: '/login.html',
     instruction: 'please click on the “Sign in” button',
@@ -322,7 +324,6 @@ export const DEFER_CASES: DeferCase[] = [
   { page: '/products.html', instruction: 'buy the cheapest item', why: 'needs reasoning' },
   { page: '/products.html', instruction: 'click the trail link', why: 'two links share "Trail"' },
   { page: '/login.html', instruction: 'log in', why: 'only "Sign in" exists; no invented synonyms' },
-  { page: '/login.html', instruction: 'click the login button', why: 'no such button' },
   { page: '/login.html', instruction: 'click the thing', why: 'vague' },
   { page: '/login.html', instruction: 'do the usual', why: 'not an instruction form' },
   {

@@ -1,4 +1,7 @@
+import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Stagehand } from '@browserbasehq/stagehand';
 import { serve } from '@hono/node-server';
 import WebSocket from 'ws';
@@ -80,6 +83,10 @@ export async function startStagehandEnv(): Promise<StagehandEnv> {
   const saved = [process.env.STAGEHAND_API_URL, process.env.BROWSERBASE_BASE_URL];
   process.env.STAGEHAND_API_URL = base;
   process.env.BROWSERBASE_BASE_URL = base;
+  // agent().execute() keeps its checkpoints and evidence in the configured stores: a temp folder here.
+  const stateDir = await mkdtemp(join(tmpdir(), 'bfn-stagehand-'));
+  process.env.BROWSERFN_RUNS_DIR = join(stateDir, 'runs');
+  process.env.BROWSERFN_EVIDENCE_DIR = join(stateDir, 'evidence');
   const call = (path: string, key: string, init: RequestInit = {}) =>
     fetch(`${base}${path}`, {
       ...init,
@@ -101,6 +108,7 @@ export async function startStagehandEnv(): Promise<StagehandEnv> {
       await dbg.browser.close();
       await site.close();
       await llm.close();
+      await rm(stateDir, { recursive: true, force: true });
       if (saved[0] === undefined) delete process.env.STAGEHAND_API_URL;
       else process.env.STAGEHAND_API_URL = saved[0];
       if (saved[1] === undefined) delete process.env.BROWSERBASE_BASE_URL;

@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import type { AgentDeps } from '../../agent/deps.ts';
 import { runAgent } from '../../agent/run-agent.ts';
 import { AgentTaskSchema, type StepRecord } from '../../agent/state.ts';
 import type { LlmClient } from '../../llm/types.ts';
 import type { OpLog } from '../../ops/types.ts';
-import { LocalEvidenceStore } from '../../store/local-evidence-store.ts';
-import { LocalRunStore } from '../../store/local-run-store.ts';
+import { storesFromEnv } from '../../store/config.ts';
 import type { EvidenceStore, RunStore } from '../../store/ports.ts';
 
 /** What `agent().execute()` sends, reduced to what an agent needs. */
@@ -47,13 +45,14 @@ export class NoModelError extends Error {
 /** Stores for the agent's checkpoints and evidence (the session's tenant first in every key). */
 export type AgentStoresFor = (tenant: string) => { runStore: RunStore; evidence: EvidenceStore };
 
-const localStores: AgentStoresFor = (() => {
+/** The stores the process is configured with (local files by default; DynamoDB + S3 on AWS). */
+const configuredStores: AgentStoresFor = (() => {
   let stores: { runStore: RunStore; evidence: EvidenceStore } | undefined;
   return () => {
-    stores ??= {
-      runStore: new LocalRunStore(join(process.cwd(), '.browserfn', 'runs')),
-      evidence: new LocalEvidenceStore(join(process.cwd(), 'evidence')),
-    };
+    if (!stores) {
+      const configured = storesFromEnv();
+      stores = { runStore: configured.runs, evidence: configured.evidence };
+    }
     return stores;
   };
 })();
@@ -88,7 +87,7 @@ export async function runAgentForStagehand(
   const task = AgentTaskSchema.parse({ goal, ...(input.maxSteps ? { maxSteps: input.maxSteps } : {}) });
   const steps: StepRecord[] = [];
   const deps: AgentDeps = {
-    ...(input.stores ?? localStores)(input.tenant),
+    ...(input.stores ?? configuredStores)(input.tenant),
     llm: input.llm,
     // The session's own page: closing it belongs to the session, not to the agent.
     newPage: async () => ({ page: input.page, close: async () => undefined }),

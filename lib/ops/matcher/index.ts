@@ -14,6 +14,8 @@ import {
   resolveGlyph,
   resolveRoleOnly,
 } from './generic.ts';
+import { ground } from './ground/decide.ts';
+import { pickByRole } from './ground/roles.ts';
 import { type ParsedInstruction, parseInstruction, type TargetPhrase } from './parse.ts';
 import {
   type Candidate,
@@ -48,6 +50,8 @@ export type MatchDecision =
       elementId?: number;
       score: number;
       margin: number;
+      /** Why this element: which of its texts or facts matched, and how it beat the others. */
+      reason: string;
       ms: number;
       parsed: ParsedInstruction;
     }
@@ -95,7 +99,7 @@ const short = (s: string) => (s.length > 60 ? `${s.slice(0, 57)}…` : s);
 const shown = (el: MatchElement) =>
   `${el.role} '${short(el.name || el.label || el.placeholder || `#${el.id}`)}'`;
 
-type Pick = { ok: true; cand: Candidate; margin: number } | { ok: false; reason: string };
+type Pick = { ok: true; cand: Candidate; margin: number; why?: string } | { ok: false; reason: string };
 
 /** No ordinal: the best must clear the threshold, have no look-alike, and lead by the margin. */
 function pickPlain(ranked: Candidate[], threshold: number, need: number): Pick {
@@ -157,18 +161,27 @@ function resolveTarget(
   need: number,
 ): Resolved {
   const verb = parsed.verb;
+  if (!target.phrase && target.roleHint) {
+    // "the button", "the second tab": the role and the count are all there is.
+    const cannotCount = target.ordinal !== undefined ? countable(snapshot) : undefined;
+    if (cannotCount) return { pick: { ok: false, reason: cannotCount }, ranked: [] };
+    const byRole = pickByRole(target.roleHint, target.ordinal, snapshot.elements, verb);
+    if (!byRole.ok) return { pick: byRole, ranked: [] };
+    return {
+      pick: {
+        ok: true,
+        cand: { element: byRole.el, score: 1, base: 1, by: 'name' },
+        margin: 1,
+        why: byRole.why,
+      },
+      ranked: [],
+    };
+  }
   if (target.ordinal === undefined) {
     const ranked = scoreCandidates(target, snapshot.elements, verb);
     return { pick: pickPlain(ranked, threshold, need), ranked };
   }
-  if (!target.phrase) {
-    // "the first link" with no name: whether the logo, the nav or the results count is a reading
-    // of the page, which is the model's job.
-    return {
-      pick: { ok: false, reason: 'a count with no name depends on which elements count' },
-      ranked: [],
-    };
-  }
+  if (!target.phrase) return { pick: { ok: false, reason: 'no words name the element' }, ranked: [] };
   const cannotCount = countable(snapshot);
   const ranked = scoreCandidates(target, snapshot.elements, verb);
   if (target.literal) {
@@ -327,12 +340,17 @@ export function matchInstruction(
     ms: ms(),
     parsed,
   });
-  const answer = (action: Action, cand?: Candidate, margin = 1): MatchDecision => ({
+  const answer = (action: Action, cand?: Candidate, margin = 1, why?: string): MatchDecision => ({
     kind: 'action',
     action,
     ...(cand ? { elementId: cand.element.id } : {}),
     score: cand ? cand.score : 1,
     margin: Math.round(margin * 1000) / 1000,
+    reason:
+      why ??
+      (cand
+        ? `its ${cand.by} matches (${cand.score.toFixed(2)}, ahead by ${margin.toFixed(2)})`
+        : 'no element needed'),
     ms: ms(),
     parsed,
   });
@@ -363,6 +381,24 @@ export function matchInstruction(
       const action = actionFor(parsed, generic.cand.element);
       return typeof action === 'string' ? deferWith(action) : answer(action, generic.cand, generic.margin);
     }
+  }
+  // Sign-in and sign-up concepts ("the email field", "the log in button"): the grounding model
+  // weighs every fact about the fields and their forms, and its deferral is final.
+  const grounded = ground(target, parsed.verb, snapshot.elements, { threshold, margin: need });
+  if (grounded) {
+    const ranked: Candidate[] = grounded.ranked
+      .slice(0, TOP)
+      .map((s) => ({ element: s.el, score: Math.round(s.score * 1000) / 1000, base: s.score, by: 'name' }));
+    if (!grounded.ok) return deferWith(grounded.reason, ranked);
+    const action = actionFor(parsed, grounded.el);
+    if (typeof action === 'string') return deferWith(action, ranked);
+    const cand: Candidate = { element: grounded.el, score: grounded.score, base: grounded.score, by: 'name' };
+    return answer(
+      action,
+      cand,
+      grounded.margin,
+      `${grounded.why} (${grounded.score.toFixed(2)}, ahead by ${grounded.margin.toFixed(2)})`,
+    );
   }
 
   const main = resolveTarget(parsed, target, snapshot, threshold, need);
@@ -409,5 +445,5 @@ export function matchInstruction(
   }
   const action = actionFor(parsed, main.pick.cand.element);
   if (typeof action === 'string') return deferWith(action, main.ranked);
-  return answer(action, main.pick.cand, main.pick.margin);
+  return answer(action, main.pick.cand, main.pick.margin, main.pick.why);
 }

@@ -3,7 +3,8 @@
  * person would accept without a second look reach the default threshold (0.75):
  *
  *   1.00  the same text                         "sign in"        ~ "Sign in"
- *   0.98  the same words after stemming          "add to carts"   ~ "Add to cart"
+ *   0.97  the same words up to spelling or synonyms "Log-In" ~ "login" ~ "Sign in"
+ *   0.96  the same words after stemming          "add to carts"   ~ "Add to cart"
  *   0.95  the same words in another order
  *   0.50 + 0.40·coverage  one side contains the other as a run of words, coverage = the share of
  *         the longer side's weight the shorter one accounts for: "email" ~ "Email address" 0.80,
@@ -15,6 +16,7 @@
  * Then role, verb and state factors multiply in (see `scoreCandidates`).
  */
 import type { SnapshotElement } from '../../perception/types.ts';
+import { canon } from './ground/lexicon.ts';
 import type { MatchVerb, RoleHint, TargetPhrase } from './parse.ts';
 
 /**
@@ -38,8 +40,13 @@ export interface Candidate {
 // ---------------------------------------------------------------------------------------------
 // Normalising text
 
-/** Normalised text: `raw` is lower-case words; `stem` the same words stemmed; `set` for lookups. */
+/**
+ * Normalised text: `lit` is the lower-case words as written; `raw` the same with each concept's
+ * word variants as one token ("log-in", "sign in" → `xlogin`; see ground/lexicon.ts); `stem` the
+ * canonical words stemmed; `set` for lookups.
+ */
 export interface Norm {
+  lit: string;
   raw: string;
   stem: string;
   tokens: string[];
@@ -50,9 +57,12 @@ export interface Norm {
   sig: string[];
 }
 
-const EMPTY: Norm = { raw: '', stem: '', tokens: [], set: new Set(), weight: 0, sig: [] };
+const EMPTY: Norm = { lit: '', raw: '', stem: '', tokens: [], set: new Set(), weight: 0, sig: [] };
 const NON_ASCII = /[\u0080-\uffff]/;
 const COMBINING = /[\u0300-\u036f]/g;
+/** Letters NFKD leaves alone: "hasło", "bekræft", "størrelse", "straße". */
+const STROKED = /[łøæßđœ]/g;
+const UNSTROKED: Record<string, string> = { ł: 'l', ø: 'o', æ: 'ae', ß: 'ss', đ: 'd', œ: 'oe' };
 const APOSTROPHE = /['’`]/g;
 const AMPERSAND = /&/g;
 const NON_WORD = /[^\p{L}\p{N}]+/gu;
@@ -60,7 +70,11 @@ const NON_WORD = /[^\p{L}\p{N}]+/gu;
 /** Lower-case, no accents, no apostrophes, `&` as "and", anything else not a letter or digit a space. */
 export function normalize(s: string): string {
   let t = s.toLowerCase();
-  if (NON_ASCII.test(t)) t = t.normalize('NFKD').replace(COMBINING, '');
+  if (NON_ASCII.test(t))
+    t = t
+      .normalize('NFKD')
+      .replace(COMBINING, '')
+      .replace(STROKED, (c) => UNSTROKED[c] ?? c);
   return t.replace(APOSTROPHE, '').replace(AMPERSAND, ' and ').replace(NON_WORD, ' ').trim();
 }
 
@@ -93,9 +107,38 @@ const LOW = new Set([
   'as',
   'required',
   'optional',
+  'enter',
+  'please',
+  'here',
+  'du',
+  'ihre',
+  'deine',
+  'votre',
+  'ton',
+  'tu',
+  'su',
+  'il',
+  'tuo',
+  'la',
+  'le',
+  'je',
+  'uw',
+  'seu',
+  'sua',
+  'din',
+  'ditt',
 ]);
 /** Words people add to or drop from field names without changing which field they mean. */
-const SOFT = new Set(['address', 'number']);
+const SOFT = new Set([
+  'address',
+  'number',
+  'adresse',
+  'adres',
+  'direccion',
+  'indirizzo',
+  'endereco',
+  'adresa',
+]);
 const LOW_WEIGHT = 0.3;
 const SOFT_WEIGHT = 0.35;
 const weightOf = (w: string): number => (LOW.has(w) ? LOW_WEIGHT : SOFT.has(w) ? SOFT_WEIGHT : 1);
@@ -113,14 +156,15 @@ export function stem(w: string): string {
 
 export function toNorm(s: string | undefined): Norm {
   if (!s) return EMPTY;
-  const raw = normalize(s);
-  if (!raw) return EMPTY;
+  const lit = normalize(s);
+  if (!lit) return EMPTY;
+  const raw = canon(lit);
   const tokens = raw.split(' ').map(stem);
   const set = new Set(tokens);
   let weight = 0;
   for (const t of set) weight += weightOf(t);
   const sig = tokens.filter((t) => !LOW.has(t) && !SOFT.has(t));
-  return { raw, stem: tokens.join(' '), tokens, set, weight, sig };
+  return { lit, raw, stem: tokens.join(' '), tokens, set, weight, sig };
 }
 
 /** True when `inner` occurs in `outer` as consecutive words. */
@@ -139,9 +183,11 @@ function containsRun(outer: string[], inner: string[]): boolean {
  */
 export function textScore(phrase: Norm, text: Norm, quoted = false): number {
   if (!phrase.raw || !text.raw) return 0;
-  if (phrase.raw === text.raw) return 1;
+  if (phrase.lit === text.lit) return 1;
   if (quoted) return 0;
-  if (phrase.stem === text.stem) return 0.98;
+  // Same words up to spelling variants ("Log-In" ~ "login") or one concept's synonyms ("sign in").
+  if (phrase.raw === text.raw) return phrase.raw === phrase.lit && text.raw === text.lit ? 1 : 0.97;
+  if (phrase.stem === text.stem) return 0.96;
   let shared = 0;
   let allPhraseIn = true;
   for (const t of phrase.set) {
@@ -241,7 +287,7 @@ export function sameLook(a: MatchElement, b: MatchElement): boolean {
   if (a.role !== b.role) return false;
   const pa = prepare(a);
   const pb = prepare(b);
-  return pa.name.raw === pb.name.raw && pa.label.raw === pb.label.raw;
+  return pa.name.lit === pb.name.lit && pa.label.lit === pb.label.lit;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -313,8 +359,9 @@ function verbFactor(verb: MatchVerb, el: SnapshotElement, hinted: boolean): numb
 
 /** Roles a role word names exactly, and roles it often loosely means (a link styled as a button). */
 const HINT_ROLES: Record<RoleHint, { exact: string[]; near: string[] }> = {
-  button: { exact: ['button'], near: ['link', 'menuitem', 'tab', 'clickable'] },
-  link: { exact: ['link'], near: ['button', 'menuitem'] },
+  // Role words are hard constraints: "the log in button" never clicks a link that says "Log in".
+  button: { exact: ['button'], near: [] },
+  link: { exact: ['link'], near: [] },
   icon: { exact: ['button', 'link'], near: ['img', 'clickable'] },
   field: { exact: ['textbox', 'searchbox', 'spinbutton', 'combobox'], near: [] },
   checkbox: { exact: ['checkbox', 'switch', 'menuitemcheckbox'], near: [] },

@@ -1,3 +1,4 @@
+import type { ControlFacts, Features } from './features.ts';
 import type { Semantics } from './semantics.ts';
 
 /**
@@ -28,6 +29,8 @@ export interface PackedExtra {
   states?: Record<string, boolean | string>;
   /** Key of the open dialog holding the element (see SnapshotElement.dialog). */
   dialog?: number;
+  /** Matcher facts about form controls and buttons (see features.ts). */
+  facts?: ControlFacts;
 }
 
 /**
@@ -78,7 +81,7 @@ export interface RawCollect {
   error?: string;
 }
 
-export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
+export function collect(opts: CollectOptions, sem: Semantics & Features): RawCollect {
   const {
     INTERACTIVE_ROLES: _ir,
     NAME_FROM_CONTENT,
@@ -94,7 +97,9 @@ export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
     PROMOTABLE,
     statesOf,
     currentValue,
+    factsOf,
   } = sem;
+  sem.resetFeatures();
   const g = globalThis as unknown as Record<string, unknown>;
   const doc = document;
   const win = window;
@@ -149,7 +154,10 @@ export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
     if (cached !== undefined) return cached;
     const parent = el.parentNode;
     const html = el.namespaceURI === 'http://www.w3.org/1999/xhtml';
-    const test = html ? el.localName : `*[local-name()='${el.localName}']`;
+    // Prefixed or malformed tag names ("fb:login-button") are no valid XPath name test.
+    const plain = html && /^[A-Za-z_][\w.-]*$/.test(el.localName);
+    const quote = el.localName.includes("'") ? '"' : "'";
+    const test = plain ? el.localName : `*[local-name()=${quote}${el.localName}${quote}]`;
     if (parent && !siblingIndex.has(el)) indexChildren(parent);
     const index = siblingIndex.get(el) ?? 1;
     const twins = (tagCounts.get(parent as Node)?.get(el.localName) ?? 1) > 1;
@@ -467,6 +475,8 @@ export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
       if (label) extra.label = label;
       if (tag === 'input') extra.inputType = (el as unknown as HTMLInputElement).type;
       if (dialogKey) extra.dialog = dialogKey;
+      const facts = interactive ? factsOf(el, role, !!name, rect) : undefined;
+      if (facts) extra.facts = facts;
       if (tag === 'select') {
         extra.options = Array.from((el as unknown as HTMLSelectElement).options).map((o) =>
           clean(o.label || o.text),

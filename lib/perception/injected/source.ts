@@ -1,4 +1,5 @@
 import { type CollectOptions, collect } from './collect.ts';
+import { features } from './features.ts';
 import { resolveLocator } from './resolve.ts';
 import { semantics } from './semantics.ts';
 
@@ -19,7 +20,7 @@ export const collectCall = (opts: CollectOptions): string =>
   `(() => { const f = globalThis.__bfnCollect; return f ? JSON.stringify(f(${JSON.stringify(opts)})) : undefined; })()`;
 
 export const collectInstall = (opts: CollectOptions): string =>
-  `(() => { const __name = (f) => f; const sem = (${semantics.toString()})(); const run = (${collect.toString()});
+  `(() => { const __name = (f) => f; const sem = Object.assign((${semantics.toString()})(), (${features.toString()})()); const run = (${collect.toString()});
     const f = (opts) => run(opts, sem);
     Object.defineProperty(globalThis, '__bfnCollect', { value: f, configurable: true });
     return JSON.stringify(f(${JSON.stringify(opts)})); })()`;

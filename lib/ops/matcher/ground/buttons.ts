@@ -1,0 +1,127 @@
+/**
+ * "Click the log in / sign in / continue button": the login form decides. Its own submit button
+ * (the form's first submit after the password, else the first button there) must say the words;
+ * a header link or button saying them is not what a login task presses, and a form button that
+ * says something else ("Continue" for "sign in") means the words point elsewhere, so defer.
+ */
+import type { SnapshotElement } from '../../../perception/types.ts';
+import type { TargetPhrase } from '../parse.ts';
+import { normalize, textScore, toNorm } from '../score.ts';
+import { pageForms } from './fields.ts';
+import { canon } from './lexicon.ts';
+import {
+  type Grounded,
+  type Limits,
+  loginPasswords,
+  pick,
+  type Scored,
+  usableFirst,
+  type Want,
+} from './pick.ts';
+
+const BUTTONISH = new Set(['button']);
+
+/**
+ * The buttons that submit a login form: usable buttons after its password (or, on a first step
+ * with no password, after its one identity field) in reading order, up to the next text field.
+ */
+/** A submit button that holds the words among others reads as them at this score. */
+const CONTAINS = 0.85;
+/** …unless it also names another concept or a provider ("Sign in with Google", "Sign up"). */
+const OTHER_THING =
+  /\bx(?:signup|forgot|logout|email|username|password|search)\b|\b(?:with|google|facebook|apple|microsoft|twitter|linkedin|amazon|github|sso|mit|avec|con|met|com|med|z)\b/;
+
+/** Buttons beside a password that show or hide it, and nameless ones: never the submit. */
+const TOGGLE =
+  /^$|^(?:go back|back|return|zuruck|retour|volver|indietro|terug|voltar|wstecz|tillbaka|show|hide|toggle|view|reveal|eye|anzeigen|verbergen|afficher|masquer|mostrar|ocultar|mostra|nascondi|tonen|verbergen|pokaz|ukryj|visa|dolj)\b/;
+
+function submitRun(page: ReturnType<typeof pageForms>, elements: readonly SnapshotElement[]) {
+  const fields = [...page.fields.values()];
+  const anchors = loginPasswords(page);
+  let anchor = anchors[0];
+  if (anchors.length > 1) return { anchors: anchors.length, run: [] as SnapshotElement[] };
+  if (!anchor) {
+    const ids = fields.filter(
+      (f) => f.usable && f.kind === 'identity' && (f.says.has('xemail') || f.says.has('xusername')),
+    );
+    if (ids.length !== 1) return { anchors: ids.length > 1 ? ids.length : 0, run: [] };
+    if (fields.some((f) => f.usable && f.kind === 'password')) return { anchors: 0, run: [] };
+    anchor = ids[0];
+  }
+  const run: SnapshotElement[] = [];
+  const at = elements.indexOf(anchor!.el);
+  for (let i = at + 1; i < elements.length && run.length < 8; i++) {
+    const el = elements[i]!;
+    const field = page.fields.get(el.id);
+    if (field?.usable && field.kind !== 'password') break;
+    // A disabled submit is still the form's button: it waits for the fields to be filled.
+    if (el.role === 'button' && el.facts?.concealed !== true && !TOGGLE.test(normalize(el.name)))
+      run.push(el);
+  }
+  // The form's submit is its first submit button after the password, else the first button;
+  // later ones belong to what follows ("Continue" of a guest checkout, "Register").
+  const submit = run.find((el) => el.facts?.submit);
+  return { anchors: 1, run: submit ? [submit] : run.slice(0, 1) };
+}
+
+export function groundButton(
+  want: Want,
+  target: TargetPhrase,
+  elements: readonly SnapshotElement[],
+  limits: Limits,
+): Grounded {
+  const { threshold } = limits;
+  const page = pageForms(elements);
+  const phrase = toNorm(target.phrase);
+  const concept = want === 'login' ? 'xlogin' : want === 'continue' ? 'xcontinue' : 'xsubmit';
+  const roles = target.roleHint === 'button' ? BUTTONISH : new Set(['button', 'link']);
+  /** How well a button's words name the phrase; a disabled one counts half, unless it is the
+   * login form's own submit (which waits for the fields to be filled). */
+  const scoreOf = (el: SnapshotElement, submitOfForm = false): Scored => {
+    const s = Math.max(
+      textScore(phrase, toNorm(el.name)),
+      el.role === 'button' ? textScore(phrase, toNorm(el.value)) * 0.95 : 0,
+    );
+    const why = `it says '${el.name}'${el.states.disabled ? ' (disabled until the form is filled)' : ''}`;
+    return { el, score: el.states.disabled && !submitOfForm ? s * 0.5 : s, why };
+  };
+
+  let ranked: Scored[] = [];
+  for (const el of elements) {
+    if (!el.interactive || !roles.has(el.role)) continue;
+    const s = scoreOf(el);
+    if (s.score > 0) ranked.push(s);
+  }
+  ranked = usableFirst(ranked, threshold);
+  // A login form decides: its own submit button must say the words. A header link or button
+  // with them is not what the task presses, and a form button saying something else
+  // ("Continue" for "sign in") means the words point elsewhere, so defer.
+  const { anchors, run } = submitRun(page, elements);
+  if (anchors > 1 && ranked.some((s) => s.score >= threshold))
+    return { ok: false, reason: `${anchors} login forms: which one's button is meant is not said`, ranked };
+  if (anchors === 1) {
+    // The login form's own submit button needs only to hold the words ("Log in to my account",
+    // "Secure sign in"), not to be nothing else, unless it names another thing too.
+    const inside = run
+      .map((el) => {
+        const s = scoreOf(el, true);
+        const words = canon(normalize(el.name));
+        const holds = concept !== undefined && words.split(' ').includes(concept) && !OTHER_THING.test(words);
+        return holds && s.score < CONTAINS ? { ...s, score: CONTAINS } : s;
+      })
+      .filter((s) => s.score > 0);
+    if (inside.some((s) => s.score >= threshold)) {
+      const out = pick(inside, `the ${want} button`, limits);
+      return out.ok ? { ...out, why: `the login form’s button: ${out.why}` } : out;
+    }
+    // "The submit button" too must be what the login form's button says: a newsletter's Submit
+    // elsewhere is not what a login task presses, and a login button called "Sign in" is only
+    // maybe what "submit" meant.
+    return {
+      ok: false,
+      reason: `the login form's button does not say '${target.phrase}'${run[0] ? ` (it says '${run[0].name}')` : ''}`,
+      ranked,
+    };
+  }
+  return pick(ranked, `the ${want} button`, limits);
+}

@@ -1,0 +1,308 @@
+import { describe, expect, it } from 'vitest';
+import { pageForms } from '../../lib/ops/matcher/ground/fields.ts';
+import { attrWords, autocompleteWords, canon } from '../../lib/ops/matcher/ground/lexicon.ts';
+import { pickByRole } from '../../lib/ops/matcher/ground/roles.ts';
+import { matchInstruction, normalize } from '../../lib/ops/matcher/index.ts';
+import type { ElementFacts, Snapshot, SnapshotElement } from '../../lib/perception/types.ts';
+
+// Synthetic snapshots: ids 1..n in reading order, each control visible with a box unless concealed.
+type Spec = Partial<SnapshotElement> & { role: string; name?: string; form?: number; f?: ElementFacts };
+
+function page(specs: Spec[]): Snapshot {
+  const elements: SnapshotElement[] = specs.map(({ form, f, ...s }, i) => {
+    const id = i + 1;
+    const facts: ElementFacts = { ...(form ? { form } : {}), ...f };
+    return {
+      id,
+      name: '',
+      tag: s.role === 'button' ? 'button' : s.role === 'link' ? 'a' : 'input',
+      frame: 0,
+      locator: { xpath: `/html/body/*[${id}]`, role: s.role, name: s.name ?? '' },
+      inViewport: true,
+      interactive: true,
+      box: { x: 10, y: 10 * id, width: 200, height: 30 },
+      states: {},
+      ...(Object.keys(facts).length > 0 ? { facts } : {}),
+      ...s,
+    };
+  });
+  return {
+    url: 'https://shop.test/',
+    title: 'test',
+    tree: '',
+    elements,
+    urls: {},
+    frames: [{ index: 0, url: 'https://shop.test/', xpath: '', offset: { x: 0, y: 0 } }],
+    stats: {
+      nodes: elements.length,
+      elements: elements.length,
+      interactive: elements.length,
+      lines: elements.length,
+      chars: 0,
+      tokens: 0,
+      ms: 0,
+      omittedLines: 0,
+      omittedInteractive: 0,
+    },
+    signature: 'sig',
+    contentHash: 'hash',
+    confidence: 1,
+  };
+}
+
+const text = (name: string, form: number, f: ElementFacts = {}): Spec => ({
+  role: 'textbox',
+  name,
+  inputType: 'text',
+  form,
+  f,
+});
+const pw = (name: string, form: number, f: ElementFacts = {}): Spec => ({
+  role: 'textbox',
+  name,
+  inputType: 'password',
+  form,
+  f,
+});
+const button = (name: string, form?: number): Spec => ({ role: 'button', name, ...(form ? { form } : {}) });
+const link = (name: string): Spec => ({ role: 'link', name });
+
+const picked = (snap: Snapshot, instruction: string) => {
+  const d = matchInstruction(instruction, snap);
+  return d.kind === 'action' ? d.elementId : `defer: ${d.reason}`;
+};
+
+describe('lexicon: one token per concept, in many languages', () => {
+  const same = (a: string, b: string) => expect(canon(normalize(a))).toBe(canon(normalize(b)));
+  it('reads log-in words as one concept', () => {
+    for (const w of [
+      'Log in',
+      'Login',
+      'Log-In',
+      'Sign in',
+      'sign on',
+      'Anmelden',
+      'Se connecter',
+      'Iniciar sesión',
+      'Accedi',
+      'Inloggen',
+      'Entrar',
+      'Zaloguj się',
+      'Logga in',
+    ])
+      same(w, 'log in');
+  });
+  it('reads e-mail, user name, password, new, confirm words', () => {
+    same('E-Mail-Adresse', 'email address');
+    same('Courriel', 'email');
+    same('User name', 'username');
+    same('Benutzername', 'username');
+    same("Nom d'utilisateur", 'username');
+    same('Mot de passe', 'password');
+    same('Contraseña', 'password');
+    same('Wachtwoord', 'password');
+    same('Hasło', 'password');
+    same('Lösenord', 'password');
+    same('Neues Passwort', 'new password');
+    same('Create a password', 'new password');
+    same('Passwort wiederholen', 'password confirm');
+    same('Re-enter password', 'confirm password');
+    same('Répéter le mot de passe', 'confirm le password');
+    same('Weiter', 'continue');
+    same('Suivant', 'next');
+  });
+  it('keeps sign up apart from sign in', () => {
+    expect(canon(normalize('Sign up'))).not.toBe(canon(normalize('Sign in')));
+    expect(canon(normalize('Forgot password?'))).toContain('xforgot');
+  });
+  it('splits attribute words and reads autocomplete tokens', () => {
+    expect(attrWords('txtUserName loginEmail user[pass]')).toBe('txt user name login email user pass');
+    expect(autocompleteWords('section-login current-password')).toBe('current password');
+  });
+});
+
+describe('fields and forms', () => {
+  it('the text field just before the password is the user name; one password makes a login form', () => {
+    const snap = page([text('', 1), pw('', 1), button('Go', 1)]);
+    const { fields, forms } = pageForms(snap.elements);
+    expect(fields.get(1)).toMatchObject({ kind: 'identity', beforePassword: true });
+    expect(fields.get(2)).toMatchObject({ kind: 'password', password: 'plain' });
+    expect(forms.get(1)?.kind).toBe('login');
+  });
+  it('two passwords after an identity field are new + confirm; three are current, new, confirm', () => {
+    const two = pageForms(page([text('Email', 1), pw('', 1), pw('', 1)]).elements);
+    expect([two.fields.get(2)?.password, two.fields.get(3)?.password]).toEqual(['new', 'confirm']);
+    expect(two.forms.get(1)?.kind).toBe('signup');
+    const three = pageForms(page([pw('', 1), pw('', 1), pw('', 1)]).elements);
+    expect([1, 2, 3].map((i) => three.fields.get(i)?.password)).toEqual(['current', 'new', 'confirm']);
+  });
+});
+
+describe('grounding decisions (issue 8 patterns)', () => {
+  it('1: role words are hard: the log in button is never the header link', () => {
+    const snap = page([link('Log In'), text('Email', 1), pw('Password', 1), button('Login', 1)]);
+    expect(picked(snap, 'click the log in button')).toBe(4);
+    expect(picked(snap, 'click the sign in button')).toBe(4);
+    // The form's button says Continue, a header link says Sign in: the words point elsewhere.
+    const cont = page([link('Sign in'), text('Email', 1), pw('Password', 1), button('Continue', 1)]);
+    expect(picked(cont, 'click the sign in button')).toMatch(/^defer/);
+    expect(picked(cont, 'click the continue button')).toBe(4);
+    // …and a header *button* with the words is not the login form's button either.
+    const header = page([button('Sign in'), text('Email', 1), pw('Password', 1), button('Continue', 1)]);
+    expect(picked(header, 'click the sign in button')).toMatch(/^defer/);
+  });
+
+  it('2: the login form, not the newsletter form', () => {
+    const snap = page([
+      text('Email', 2),
+      button('Subscribe', 2),
+      text('', 1, { attrs: 'login_email', autocomplete: 'email' }),
+      pw('', 1),
+      button('Log in', 1),
+    ]);
+    expect(picked(snap, 'type "ada@example.com" into the email field')).toBe(3);
+    expect(picked(snap, 'type %pw% into the password field')).toBe(4);
+  });
+
+  it('3: unnamed fields by type, autocomplete, name words, nearby text and place', () => {
+    const snap = page([text('', 1, { nearby: 'Benutzername:' }), pw('', 1), button('OK', 1)]);
+    expect(picked(snap, 'type "ada" into the username field')).toBe(1);
+    expect(picked(snap, 'type "ada@example.com" into the email field')).toBe(1);
+    expect(picked(snap, 'type %pw% into the password field')).toBe(2);
+    const bare = page([text('', 1), pw('', 1)]);
+    expect(picked(bare, 'type "ada" into the username field')).toBe(1);
+    const d = matchInstruction('type "ada" into the username field', bare);
+    expect(d.kind === 'action' && d.reason).toMatch(/just before its password/);
+  });
+
+  it('4: word variants pick new and confirm; a phrasing that does not fit defers', () => {
+    const snap = page([
+      text('E-Mail', 1),
+      pw('Passwort erstellen', 1, { autocomplete: 'new-password' }),
+      pw('Passwort wiederholen', 1, { autocomplete: 'new-password' }),
+      button('Konto erstellen', 1),
+    ]);
+    expect(picked(snap, 'type %pw% into the new password field')).toBe(2);
+    expect(picked(snap, 'type %pw% into the confirm password field')).toBe(3);
+    expect(picked(snap, 'type "ada@example.com" into the e-mail address field')).toBe(1);
+    expect(picked(snap, 'click the log in button')).toMatch(/^defer/);
+  });
+
+  it('a change form of two unnamed passwords and nothing else: which is the confirmation is unknown', () => {
+    const snap = page([pw('', 1), pw('', 1), button('Save', 1)]);
+    expect(picked(snap, 'type %pw% into the confirm password field')).toMatch(/^defer/);
+  });
+
+  it('8: a hidden twin of the form is skipped; two visible login forms defer', () => {
+    const twin = page([
+      text('Username', 1, { concealed: true }),
+      pw('Password', 1, { concealed: true }),
+      button('Sign in', 1),
+      text('Username', 2),
+      pw('Password', 2),
+      button('Sign in', 2),
+    ]);
+    twin.elements[2]!.facts = { form: 1, concealed: true };
+    expect(picked(twin, 'type "ada" into the username field')).toBe(4);
+    expect(picked(twin, 'type %pw% into the password field')).toBe(5);
+    expect(picked(twin, 'click the sign in button')).toBe(6);
+    const both = page([text('Username', 1), pw('Password', 1), text('Username', 2), pw('Password', 2)]);
+    expect(picked(both, 'type %pw% into the password field')).toMatch(/^defer/);
+  });
+});
+
+describe('role-only targets', () => {
+  const tabs = page([
+    { role: 'tab', name: 'One' },
+    { role: 'tab', name: 'Two', f: { concealed: true } },
+    { role: 'tab', name: 'Three' },
+    { role: 'link', name: 'Tab four' },
+  ]);
+  it('an ordinal counts usable elements of that role in reading order', () => {
+    expect(picked(tabs, 'click the second tab')).toBe(3);
+    expect(picked(tabs, 'click the last tab')).toBe(3);
+    expect(picked(tabs, 'click the third tab')).toMatch(/^defer: there are only 2 usable tabs/);
+    const d = matchInstruction('click the first tab', tabs);
+    expect(d.kind === 'action' && d.reason).toMatch(/first of 2 usable tabs/);
+  });
+  it('with no count: exactly one usable element of the role, else defer', () => {
+    const one = page([
+      link('Home'),
+      { role: 'button', name: 'Go', states: { disabled: true } },
+      button('Send'),
+    ]);
+    expect(pickByRole('button', undefined, one.elements, 'click')).toMatchObject({ ok: true, el: { id: 3 } });
+    const two = page([button('Send'), button('Cancel')]);
+    expect(pickByRole('button', undefined, two.elements, 'click')).toMatchObject({ ok: false });
+    expect(pickByRole('field', undefined, page([text('', 0), pw('', 0)]).elements, 'fill')).toMatchObject({
+      ok: false,
+      reason: '2 usable fields: say which one',
+    });
+  });
+});
+
+describe('which login form, which button', () => {
+  it('the page’s own login form over a drop-down copy in its header', () => {
+    const snap = page([
+      text('Email', 1, { region: 'chrome' }),
+      pw('Password', 1, { region: 'chrome' }),
+      button('Sign in', 1),
+      text('Email', 2, { region: 'main' }),
+      pw('Password', 2, { region: 'main' }),
+      button('Sign in', 2),
+    ]);
+    snap.elements[2]!.facts = { form: 1, region: 'chrome', submit: true };
+    expect(picked(snap, 'type %pw% into the password field')).toBe(5);
+    expect(picked(snap, 'type "ada@example.com" into the email field')).toBe(4);
+    expect(picked(snap, 'click the sign in button')).toBe(6);
+    // Without a main landmark nothing says which form is the page's own.
+    for (const el of snap.elements) if (el.facts?.region === 'main') delete el.facts.region;
+    expect(picked(snap, 'type %pw% into the password field')).toMatch(/^defer/);
+  });
+
+  it('a whole login form over a lone password box', () => {
+    const snap = page([pw('Password', 1), text('Email', 2), pw('Password', 2), button('Log in', 2)]);
+    expect(picked(snap, 'type %pw% into the password field')).toBe(3);
+  });
+
+  it('the form’s submit after the password, even disabled; a later "Continue" is not it', () => {
+    const snap = page([
+      text('Email', 1),
+      pw('Password', 1),
+      button('Show', 1),
+      { role: 'button', name: 'Log in', form: 1, f: { submit: true }, states: { disabled: true } },
+      button('Continue', 1),
+    ]);
+    snap.elements[3]!.facts = { form: 1, submit: true };
+    expect(picked(snap, 'click the log in button')).toBe(4);
+    expect(picked(snap, 'click the continue button')).toMatch(/^defer: the login form's button does not say/);
+  });
+
+  it('a submit holding the words among others is the login button, unless it names another thing', () => {
+    const held = page([text('Email', 1), pw('Password', 1), button('Log in to my account', 1)]);
+    expect(picked(held, 'click the log in button')).toBe(3);
+    const other = page([text('Email', 1), pw('Password', 1), button('Sign in with Google', 1)]);
+    expect(picked(other, 'click the sign in button')).toMatch(/^defer/);
+  });
+});
+
+describe('"the submit button"', () => {
+  it('is the login form’s button only when that button says so; another form’s Submit is not it', () => {
+    const named = page([
+      text('Email', 1),
+      pw('Password', 1),
+      { role: 'button', name: 'Submit', form: 1, f: { submit: true } },
+    ]);
+    expect(picked(named, 'click the submit button')).toBe(3);
+    const newsletter = page([
+      text('Email', 1),
+      pw('Password', 1),
+      { role: 'button', name: 'Go', form: 1, f: { submit: true } },
+      text('Email', 2),
+      button('Submit', 2),
+    ]);
+    expect(picked(newsletter, 'click the submit button')).toMatch(
+      /^defer: the login form's button does not say/,
+    );
+  });
+});
