@@ -15,7 +15,9 @@ import {
   verbAllows,
 } from './score.ts';
 
-export type GenericPick = { ok: true; cand: Candidate; margin: number } | { ok: false; reason: string };
+export type GenericPick =
+  | { ok: true; cand: Candidate; margin: number; reason?: string }
+  | { ok: false; reason: string };
 
 const HAS_VARIABLE = /%[A-Za-z_][\w.-]*%/;
 /** What a dialog's close control is called, once normalised; glyphs are compared raw. */
@@ -36,11 +38,27 @@ const CLOSE_ROLES = new Set(['button', 'link', 'clickable', 'img']);
 /** Kind words that also say which element: a textarea is a field, but not every field is one. */
 const TAG_WORDS: Record<string, string> = { textarea: 'textarea', 'text area': 'textarea', text: 'input' };
 
-const picked = (el: MatchElement, margin = 1): GenericPick => ({
+const picked = (el: MatchElement, margin = 1, reason?: string): GenericPick => ({
   ok: true,
   cand: { element: el, score: 1, base: 1, by: 'name' },
   margin,
+  ...(reason ? { reason } : {}),
 });
+
+const ORDINAL_WORDS = [
+  'first',
+  'second',
+  'third',
+  'fourth',
+  'fifth',
+  'sixth',
+  'seventh',
+  'eighth',
+  'ninth',
+  'tenth',
+];
+const ordinalWord = (n: number) => (n === -1 ? 'last' : (ORDINAL_WORDS[n - 1] ?? `${n}th`));
+const plural = (kind: string) => (kind.endsWith('s') ? kind : `${kind}s`);
 
 /** Why counting would mislead on this snapshot, if it would. */
 export function cannotCount(snapshot: Snapshot): string | undefined {
@@ -72,9 +90,16 @@ export function resolveRoleOnly(
   const why = cannotCount(snapshot);
   if (why) return { ok: false, reason: why };
   const tag = TAG_WORDS[target.full ?? ''];
+  // Usable: rendered (when the snapshot measured boxes at all) and not hidden by the page's styling.
+  const measured = snapshot.elements.some((e) => e.box);
   let pool = snapshot.elements.filter(
     (e) =>
-      e.interactive && verbAllows(verb, e) && hintFactor(hint, e) === 1 && !!e.box && (!tag || e.tag === tag),
+      e.interactive &&
+      verbAllows(verb, e) &&
+      hintFactor(hint, e) === 1 &&
+      (!measured || !!e.box) &&
+      e.facts?.concealed !== true &&
+      (!tag || e.tag === tag),
   );
   // "select A from the dropdown": only the dropdowns that offer A can be meant.
   if (verb === 'select' && value !== undefined && !HAS_VARIABLE.test(value))
@@ -82,21 +107,22 @@ export function resolveRoleOnly(
   const kind = target.full ?? hint;
   if (target.ordinal !== undefined) {
     const chosen = target.ordinal === -1 ? pool[pool.length - 1] : pool[target.ordinal - 1];
-    if (!chosen) return { ok: false, reason: `there are only ${pool.length} of "${kind}" on the page` };
+    if (!chosen)
+      return { ok: false, reason: `there are only ${pool.length} usable ${plural(kind)} on the page` };
     // "Tab #2" may be a name as much as a count: both readings must agree.
     const literal = normalize(`${kind} ${target.ordinal}`);
     const named = pool.filter((e) => normalize(e.name) === literal);
     if (named.length > 0 && (named.length > 1 || named[0] !== chosen))
       return { ok: false, reason: `"${kind} ${target.ordinal}" reads both as a name and as a count` };
     if (chosen.states.disabled) return { ok: false, reason: `that ${kind} is disabled` };
-    return picked(chosen);
+    return picked(chosen, 1, `the ${ordinalWord(target.ordinal)} of ${pool.length} usable ${plural(kind)}`);
   }
   if (pool.length === 0) return { ok: false, reason: `no ${kind} on the page` };
   // A disabled twin still counts: the instruction may mean it, and then acting on the other is wrong.
   if (pool.length > 1) return { ok: false, reason: `${pool.length} elements are "the ${kind}"; say which` };
   const only = pool[0]!;
   if (only.states.disabled) return { ok: false, reason: `the only ${kind} is disabled` };
-  return picked(only);
+  return picked(only, 1, `the only usable ${kind} on the page`);
 }
 
 const isCloseControl = (el: MatchElement): boolean =>

@@ -379,7 +379,9 @@ export function matchInstruction(
       if (!target.closes) return deferWith(generic.reason);
     } else {
       const action = actionFor(parsed, generic.cand.element);
-      return typeof action === 'string' ? deferWith(action) : answer(action, generic.cand, generic.margin);
+      return typeof action === 'string'
+        ? deferWith(action)
+        : answer(action, generic.cand, generic.margin, generic.reason);
     }
   }
   // Sign-in and sign-up concepts ("the email field", "the log in button"): the grounding model

@@ -374,10 +374,14 @@ const HINT_ROLES: Record<RoleHint, { exact: string[]; near: string[] }> = {
   heading: { exact: ['heading'], near: ['region', 'group', 'article', 'banner', 'contentinfo'] },
 };
 const NEAR_FACTOR = 0.8;
+const NATIVE_CONTROL_TAGS = new Set(['button', 'input', 'a', 'area', 'summary', 'select', 'option']);
 
 /** 1 for a role the hint names, 0.8 for one it loosely means, 0 for anything else. */
 export function hintFactor(hint: RoleHint, el: SnapshotElement): number {
   if (hint === 'field' && el.role === 'combobox') return isEditable(el) ? 1 : 0;
+  // A <span>/<div> that only has a click handler was given "button" by us, not by its author: pages
+  // style such things as links, so "the … link" may mean it (never a native <button> or <input>).
+  if (hint === 'link' && el.role === 'button' && !NATIVE_CONTROL_TAGS.has(el.tag)) return NEAR_FACTOR;
   if (hint === 'dropdown' && isMenuButton(el)) return 1;
   const roles = HINT_ROLES[hint];
   if (roles.exact.includes(el.role)) return 1;
