@@ -1,5 +1,5 @@
 /**
- * The task handlers of the run state machine: Plan, Slice (and Record crash), Merge. The local runner
+ * The task handlers of the run state machine: Plan, Discover, Slice (and Record crash), Merge. The local runner
  * binds them by state name; functions/agent-slice.ts, functions/merge.ts and functions/plan.ts call
  * the same functions on Lambda. Inputs are validated: they arrive from a state machine.
  */
@@ -13,6 +13,7 @@ import { openSession } from '../browser/session.ts';
 import type { LlmClient } from '../llm/types.ts';
 import { evidenceKey, keySegment } from '../store/keys.ts';
 import type { EvidenceStore, JsonObject, RunStore, SampleStatus } from '../store/ports.ts';
+import { discoverHandler } from './discover/handler.ts';
 import { mergeRun } from './merge.ts';
 import { planRun } from './planner.ts';
 import {
@@ -258,7 +259,7 @@ export function runHandlers(deps: RunDeps) {
     return { tenant: e.tenant, runId: e.runId, counts: out.totals.counts, manifestHead: out.manifestHead };
   }
 
-  return { plan, slice, merge };
+  return { plan, slice, merge, discover: discoverHandler(deps) };
 }
 
 export type RunHandlers = ReturnType<typeof runHandlers>;

@@ -1,0 +1,7 @@
+import { handlers } from './run-handlers.ts';
+
+/**
+ * Step Functions task `Discover`: `{ tenant, runId, concurrency }` → the Map's input (sample ids, or on
+ * AWS the S3 key the Distributed Map reads them from). The URLs stay in the evidence store.
+ */
+export const handler = (event: unknown) => handlers.discover(event);
