@@ -4,18 +4,25 @@ import { policyFromEnv } from '../lib/browser/guard-policy.ts';
 import { sharedBrowser } from '../lib/browser/session.ts';
 import { agentSliceRunner } from '../lib/runs/agent-slice-binding.ts';
 import { runHandlers } from '../lib/runs/handlers.ts';
+import { jsonLog } from '../lib/runs/json-log.ts';
+import type { SampleRuntime } from '../lib/runs/queue/deps.ts';
+import { storesFromEnv } from '../lib/store/config.ts';
 import { runEvidencePrefix } from '../lib/store/keys.ts';
 import { LocalEvidenceStore } from '../lib/store/local-evidence-store.ts';
 import { LocalRunStore } from '../lib/store/local-run-store.ts';
 import type { EvidenceStore, RunStore } from '../lib/store/ports.ts';
 
 /**
- * The run handlers as the Lambdas (agent-slice, plan, merge) use them: one set per container, the
- * browser kept warm between invocations. Stores: local files under BROWSERFN_DATA_DIR until the
- * DynamoDB + S3 adapters are wired here (lib/store/config.ts).
+ * The run handlers as the Lambdas (plan, discover, agent-slice, merge) use them: one set per container,
+ * the browser kept warm between invocations. Stores: DynamoDB + S3 when BROWSERFN_TABLE /
+ * BROWSERFN_BUCKET are set (lib/store/config.ts), else local files under BROWSERFN_DATA_DIR.
  */
-function stores(): { runStore: RunStore; evidence: EvidenceStore } {
-  const root = process.env.BROWSERFN_DATA_DIR ?? '/tmp/browserfn';
+export function lambdaStores(env = process.env): { runStore: RunStore; evidence: EvidenceStore } {
+  if (env.BROWSERFN_TABLE?.trim() || env.BROWSERFN_BUCKET?.trim()) {
+    const s = storesFromEnv(env);
+    return { runStore: s.runs, evidence: s.evidence };
+  }
+  const root = env.BROWSERFN_DATA_DIR ?? '/tmp/browserfn';
   return {
     runStore: new LocalRunStore(join(root, 'runs')),
     evidence: new LocalEvidenceStore(join(root, 'evidence')),
@@ -25,14 +32,20 @@ function stores(): { runStore: RunStore; evidence: EvidenceStore } {
 const policy = policyFromEnv();
 const bucket = process.env.BROWSERFN_BUCKET;
 
-export const handlers = runHandlers({
-  ...stores(),
+/** What every sample needs besides the stores; shared with the queue consumer (functions/queue.ts). */
+export const runtime: SampleRuntime = {
   slices: agentSliceRunner,
   browser: sharedBrowser,
   policy,
   llmFor: (model) => modelFor(model ? { model } : {}, { policy }),
   // Leave time to checkpoint before the state's TimeoutSeconds (600 s) and Lambda's own limit.
   sliceBudgetMs: Number(process.env.BROWSERFN_SLICE_BUDGET_MS ?? 540_000),
+  log: jsonLog(),
+};
+
+export const handlers = runHandlers({
+  ...lambdaStores(),
+  ...runtime,
   ...(bucket
     ? {
         items: (tenant: string, runId: string) => ({
@@ -42,5 +55,4 @@ export const handlers = runHandlers({
         }),
       }
     : {}),
-  log: (e) => console.log(JSON.stringify(e)),
 });

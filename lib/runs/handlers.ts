@@ -179,6 +179,7 @@ export function runHandlers(deps: RunDeps) {
         url: sample.url,
         input: sample.input,
       });
+    deps.log?.({ level: 'info', msg: 'slice start', tenant, runId, sampleId, step: state.step });
     if (isFinal(state.status)) {
       // Killed after the final checkpoint but before the result: finish the write, nothing else.
       await writeResultFromState(deps, state);
@@ -220,6 +221,7 @@ export function runHandlers(deps: RunDeps) {
         status,
         reason: stored?.reason ?? state.reason ?? '',
       });
+    deps.log?.({ level: 'info', msg: 'slice end', tenant, runId, sampleId, step: state.step, status, final });
     deps.onSlice?.({ sampleId, status, final });
     return { final, status };
   }
