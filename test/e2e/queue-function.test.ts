@@ -2,7 +2,12 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateQueueCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  CreateQueueCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
 import { createSqsServer } from 'local-aws-sqs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
@@ -160,5 +165,38 @@ describe('the queue Lambda (functions/queue.ts)', () => {
     expect(seen.startsWith(containerTmp)).toBe(true);
     expect(tmpdir()).toBe(containerTmp);
     expect((await readdir(containerTmp)).sort()).toEqual(before);
+  });
+
+  it('browserfn worker polls the queue with the same consumer: one result per URL, failing ones to the DLQ', async () => {
+    const { workerCommand } = await import('../../lib/cli/worker.ts');
+    await expect(workerCommand([], () => {})).rejects.toThrow('--queue <url> is required');
+    await expect(workerCommand(['--queue', 'jobs'], () => {})).rejects.toThrow(/--queue expects/);
+    const queueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'fn-jobs' }))).QueueUrl!;
+    const body = JSON.stringify({ ...job(['/products/oak-desk.html']), jobId: 'w1' });
+    await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
+    // The same job sent twice (a producer's retry): the second finds its result.
+    await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
+    await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: '{"urls": []}' }));
+    const before = llm.requests.length;
+    const lines: string[] = [];
+    const code = await workerCommand(['--queue', queueUrl, '--idle', '1'], (l) => lines.push(l));
+    expect(code).toBe(0);
+    expect(lines.at(-1)).toBe('worker stopped after 3 messages');
+    const results = await new LocalRunStore(join(dir, 'runs')).listResults('jobs', 'q-w1');
+    expect(results.map((r) => [r.sampleId, r.data])).toEqual([['u001', { title: 'Oak Desk' }]]);
+    expect(llm.requests.length - before).toBe(1);
+    const dead = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: dlqUrl,
+        MessageAttributeNames: ['All'],
+        MaxNumberOfMessages: 10,
+      }),
+    );
+    expect(dead.Messages?.map((m) => m.MessageAttributes?.[FAILURE_REASON_ATTRIBUTE]?.StringValue)).toEqual([
+      expect.stringMatching(/^invalid message: task/),
+    ]);
+    // Handled messages were deleted: the queue is empty.
+    const left = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 0 }));
+    expect(left.Messages ?? []).toEqual([]);
   });
 });
