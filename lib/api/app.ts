@@ -5,6 +5,7 @@ import { act, assertKnownVariables } from '../ops/act.ts';
 import { extract } from '../ops/extract.ts';
 import { observe } from '../ops/observe.ts';
 import { OpError } from '../ops/types.ts';
+import { type AgentRouteDeps, registerAgentRoute } from './agent-route.ts';
 import { assertKeyRing, type KeyRing, tenantFor } from './auth.ts';
 import { DEMO_PATH, demoPage } from './demo.ts';
 import { toErrorResponse } from './errors.ts';
@@ -21,7 +22,7 @@ import {
 } from './schemas.ts';
 import type { StagehandService } from './stagehand/index.ts';
 
-export interface AppDeps extends OpDeps {
+export interface AppDeps extends OpDeps, Pick<AgentRouteDeps, 'agentStores'> {
   keys: KeyRing;
   /** Whole-request deadline (default 120 s). */
   requestTimeoutMs?: number;
@@ -41,6 +42,7 @@ const METHODS: Record<string, string[]> = {
   '/v1/observe': ['POST'],
   '/v1/extract': ['POST'],
   '/v1/runs': ['POST'],
+  '/v1/agent': ['POST'],
   '/healthz': ['GET', 'HEAD'],
   '/openapi.json': ['GET', 'HEAD'],
   [DEMO_PATH]: ['GET', 'HEAD'],
@@ -261,5 +263,6 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     },
   );
   if (deps.runs) registerRunRoutes(app, deps.runs);
+  registerAgentRoute(app, deps);
   return app;
 }

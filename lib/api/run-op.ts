@@ -69,7 +69,7 @@ export async function modelFor(req: OpRequest, deps: OpDeps): Promise<LlmClient 
 }
 
 /** The caller's cdpUrl, checked against the operator's list and the address rules: 400 / 403 / 502. */
-async function admitCdp(input: string, deps: OpDeps): Promise<string> {
+export async function admitCdp(input: string, deps: OpDeps): Promise<string> {
   try {
     return await admitCdpUrl(input, deps.cdpPolicy ?? cdpPolicyFromEnv(deps.env ?? process.env));
   } catch (err) {

@@ -1,6 +1,12 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { MUTATION_CLOCK, NAME_SHIM, NAV_INTENT, SHADOW_ROOT_HOOK } from './init-scripts.ts';
+import {
+  CLICK_LISTENER_HOOK,
+  MUTATION_CLOCK,
+  NAME_SHIM,
+  NAV_INTENT,
+  SHADOW_ROOT_HOOK,
+} from './init-scripts.ts';
 
 export type StorageState = Awaited<ReturnType<BrowserContext['storageState']>>;
 
@@ -35,7 +41,9 @@ export async function newJobContext(
     acceptDownloads: false,
   });
   // Closed shadow roots are invisible to page scripts, ours included, unless recorded at attach time.
-  await context.addInitScript({ content: `${NAME_SHIM};\n${SHADOW_ROOT_HOOK}\n${MUTATION_CLOCK};` });
+  await context.addInitScript({
+    content: `${NAME_SHIM};\n${SHADOW_ROOT_HOOK}\n${CLICK_LISTENER_HOOK}\n${MUTATION_CLOCK};`,
+  });
   await context.addInitScript({ content: NAV_INTENT });
   return context;
 }

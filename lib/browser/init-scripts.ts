@@ -20,6 +20,32 @@ export const SHADOW_ROOT_HOOK = `(() => {
 })();`;
 
 /**
+ * Records which elements get click-type listeners through `addEventListener`, the way most pages
+ * wire a `<span>` or `<div>` that acts as a button or link; the snapshot reads the record to give
+ * such elements a role. The listener is still added exactly as asked; only a reference to it is
+ * kept (its source tells a link from a button), a few per element at most.
+ */
+export const CLICK_LISTENER_HOOK = `(() => {
+  if (globalThis.__bfnClickers) return;
+  const clickers = new WeakMap();
+  Object.defineProperty(globalThis, '__bfnClickers', { value: clickers, enumerable: false });
+  const types = new Set(['click', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'touchstart', 'touchend', 'dblclick']);
+  const proto = EventTarget.prototype;
+  const add = proto.addEventListener;
+  const patched = {
+    addEventListener(type, listener, options) {
+      if (listener && this && this.nodeType === 1 && types.has(type)) {
+        const list = clickers.get(this);
+        if (!list) clickers.set(this, [listener]);
+        else if (list.length < 4) list.push(listener);
+      }
+      return add.call(this, type, listener, options);
+    },
+  }.addEventListener;
+  Object.defineProperty(proto, 'addEventListener', { value: patched, writable: true, configurable: true, enumerable: true });
+})();`;
+
+/**
  * Keeps `__bfnLastMutation` up to date inside the page, so "has the DOM been quiet for N ms?" is a
  * single cheap read instead of a fresh wait on every call.
  */

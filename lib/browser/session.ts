@@ -5,7 +5,14 @@ import type { GuardPolicy } from './guard-policy.ts';
 import { policyFromEnv } from './guard-policy.ts';
 import { guardProxyFor, proxyOption } from './guard-proxy.ts';
 import { installNetworkGuard, type NetworkGuard } from './guard-route.ts';
-import { MUTATION_CLOCK, NAME_SHIM, NAV_INTENT, NO_WEBRTC, SHADOW_ROOT_HOOK } from './init-scripts.ts';
+import {
+  CLICK_LISTENER_HOOK,
+  MUTATION_CLOCK,
+  NAME_SHIM,
+  NAV_INTENT,
+  NO_WEBRTC,
+  SHADOW_ROOT_HOOK,
+} from './init-scripts.ts';
 import { launchBrowser } from './launch.ts';
 import { guardedGoto } from './navigate.ts';
 import { BrowserCrashedError, type PageProblem, PageUnreachableError, watchPage } from './page-watch.ts';
@@ -86,7 +93,7 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
     page = context.pages()[0] ?? (await newPage(context));
     // The remote context was not made by us: give it our init scripts, now and for what loads next.
     await context.addInitScript({
-      content: `${NO_WEBRTC};\n${NAME_SHIM};\n${SHADOW_ROOT_HOOK}\n${MUTATION_CLOCK};`,
+      content: `${NO_WEBRTC};\n${NAME_SHIM};\n${SHADOW_ROOT_HOOK}\n${CLICK_LISTENER_HOOK}\n${MUTATION_CLOCK};`,
     });
     await page.evaluate(`${NO_WEBRTC};${NAME_SHIM};${MUTATION_CLOCK}`).catch(() => undefined);
     await context.addInitScript({ content: NAV_INTENT });

@@ -111,6 +111,20 @@ const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string; abo
       'Re-hashes every evidence file of a run against its hash-chained manifest; names the first entry that\n' +
       'no longer matches (edited, removed, reordered, added). Exit 1 when the evidence does not verify.',
   },
+  agent: {
+    run: async () => (await import('./agent.ts')).agentCommand,
+    usage:
+      'browserfn agent <url> "<goal>" [--schema f.json] [--max-steps N] [--out DIR] [--model M] [--var name=value]… [--require field]… [--step "scenario step"]…',
+    about:
+      'Carries one goal out on the page step by step with the model (observe, decide, act, check), printing each\n' +
+      'step as it happens (thought, actions, outcome) and the result at the end; evidence goes to --out.\n' +
+      '  --schema f.json     JSON Schema of the data to return\n' +
+      '  --max-steps N       step budget (default 20)\n' +
+      '  --require field     a field the result must carry (repeatable)\n' +
+      '  --step "…"          scenario mode: one step of a step list (repeatable)\n' +
+      '  --var name=value    a secret used as %name%; never sent to the model\n' +
+      '  --out DIR           where the run records and evidence are kept (default: the current directory)',
+  },
 };
 
 const HELP = `browserfn — AI browser automation

@@ -7,7 +7,8 @@ import { diffSnapshots } from '../perception/diff.ts';
 import { findByLocator } from '../perception/locate.ts';
 import type { Snapshot } from '../perception/types.ts';
 import { elementById } from '../perception/types.ts';
-import { matchInstruction } from './matcher/index.ts';
+import { formatCandidates, matchInstruction } from './matcher/index.ts';
+import { type InstructionStep, splitInstruction } from './matcher/steps.ts';
 import { ask, emptyUsage, keywordsOf, readPage, userMessage, visionPart } from './page-state.ts';
 import { ACT_SYSTEM, actUser, TWO_STEP_SYSTEM, twoStepUser, VISION_NOTE } from './prompts.ts';
 import { ActReply } from './replies.ts';
@@ -269,6 +270,22 @@ export async function act(ctx: OpContext, input: string | Action | ObservedEleme
     return result;
   };
 
+  // Compound instructions ("type … into … and press Submit"): every part read plainly, or none.
+  const steps = splitInstruction(instruction);
+  if (steps) {
+    const outcome = await runSteps(run, steps, snap);
+    if (outcome === 'done') return remember(run.usage.total.calls > 0 ? 'llm' : 'matcher');
+    if (outcome !== 'untouched') {
+      const result = run.done(
+        run.usage.total.calls > 0 ? 'llm' : 'matcher',
+        cacheState ? { cache: cacheState } : {},
+      );
+      return { ...result, success: false, message: outcome, error: { kind: 'not_found', message: outcome } };
+    }
+    // The first part did not resolve: nothing was done, and the sentence goes on whole.
+    run.steps = [];
+  }
+
   // Tier 2: the deterministic matcher, which only answers when sure.
   const decision = matchInstruction(instruction, snap);
   if (decision.kind === 'action') {
@@ -321,6 +338,54 @@ export async function act(ctx: OpContext, input: string | Action | ObservedEleme
     }
   }
   return remember('llm');
+}
+
+/**
+ * Runs the parts of a compound instruction in order, each matched on a fresh snapshot taken after
+ * the previous part acted (a part may only exist once the one before it ran). 'untouched' when the
+ * first part does not resolve (nothing was done); otherwise 'done', or what was done and what was
+ * not, in words. A later part the matcher cannot resolve goes to the model when there is one.
+ */
+async function runSteps(run: Run, steps: InstructionStep[], first: Snapshot): Promise<string> {
+  const { ctx } = run;
+  let snap = first;
+  const did = () =>
+    run.steps
+      .filter((s) => s.outcome.ok)
+      .map((s) => s.action.description ?? s.action.method)
+      .join('; ');
+  const notDone = (k: number) =>
+    steps
+      .slice(k)
+      .map((s) => `"${s.text}"`)
+      .join(', ');
+  for (const [k, step] of steps.entries()) {
+    if (k > 0) snap = await readPage(ctx, { keywords: keywordsOf(step.text) });
+    const decision = matchInstruction(step.text, snap);
+    let failure: string | undefined;
+    if (decision.kind === 'action') {
+      const out = await run.exec(decision.action, snap);
+      if (out.ok) continue;
+      failure = out.message;
+    } else {
+      if (k === 0) return 'untouched';
+      failure = `${decision.reason}; ${formatCandidates(decision.candidates)}`;
+      if (ctx.llm) {
+        try {
+          const inferred = await inferAction(run, step.text, snap);
+          if (inferred.action) {
+            const out = await run.exec(inferred.action, snap);
+            if (out.ok) continue;
+            failure = out.message;
+          } else failure = inferred.reason;
+        } catch (err) {
+          failure = (err as Error).message;
+        }
+      }
+    }
+    return `${k === 0 ? 'did nothing' : `did ${did()}`}; step ${k + 1} of ${steps.length} failed (${failure}); not done: ${notDone(k)}`;
+  }
+  return 'done';
 }
 
 /**

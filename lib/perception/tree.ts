@@ -51,6 +51,7 @@ function toElement(packed: PackedElement, frame: FrameCollect, prefix: string, i
     if (extra.placeholder) el.placeholder = extra.placeholder;
     if (extra.label) el.label = extra.label;
     if (extra.inputType) el.inputType = extra.inputType;
+    if (extra.dialog) el.dialog = extra.dialog;
     if (extra.options) el.options = extra.options;
   }
   return el;

@@ -58,6 +58,11 @@ export interface SnapshotElement {
   label?: string;
   inputType?: string;
   options?: string[];
+  /**
+   * Set when the element sits inside an open dialog (`<dialog open>`, role dialog / alertdialog,
+   * aria-modal): a number that is the same for all elements of one dialog within a frame.
+   */
+  dialog?: number;
   states: ElementStates;
 }
 

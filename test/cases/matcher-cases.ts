@@ -307,6 +307,12 @@ export const RESOLVE_CASES: ResolveCase[] = [
   { page: '/dashboard.html', instruction: 'click settings', expect: el('button', 'Settings') },
   { page: '/rerender.html', instruction: 'click Save draft', expect: el('button', 'Save draft') },
   { page: '/rerender.html', instruction: 'click publish', expect: el('button', 'Publish') },
+  // A role word alone names the one element of that kind (issue 8: generic role words).
+  { page: '/signup.html', instruction: 'click the button', expect: el('button', 'Create account') },
+  { page: '/login.html', instruction: 'click the 2nd link', expect: el('link', 'Shop') },
+  { page: '/modal.html', instruction: 'close the dialog', expect: el('button', 'Close') },
+  { page: '/modal.html', instruction: 'click the x', expect: el('button', 'Close') },
+  { page: '/forms-misc.html', instruction: 'focus on the notes field', expect: el('textbox', 'Notes') },
 ].filter((c) => c.expect.method !== 'defer-ok');
 
 export const DEFER_CASES: DeferCase[] = [
@@ -334,7 +340,9 @@ export const DEFER_CASES: DeferCase[] = [
     why: 'custom dropdown: two steps, model job',
   },
   { page: '/signup.html', instruction: 'type "x" into the field', why: 'many fields' },
-  { page: '/signup.html', instruction: 'click the button', why: 'no target words' },
+  { page: '/login.html', instruction: 'click the link', why: 'several links, no words to tell them apart' },
+  { page: '/login.html', instruction: 'close the dialog', why: 'no dialog is open' },
+  { page: '/login.html', instruction: 'focus the sign in button', why: 'focus would press a button' },
   {
     page: '/signup.html',
     instruction: 'enter "123" into referral code',

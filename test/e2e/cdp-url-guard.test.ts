@@ -126,6 +126,19 @@ describe('cdpUrl from API callers', () => {
     expect(forward.connections).toBe(0);
   });
 
+  it('holds for the agent route too: no connection to an unlisted endpoint', async () => {
+    for (const cdpUrl of spellings()) {
+      const res = await fetch(`${apps.closed.base}/v1/agent`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer key' },
+        body: JSON.stringify({ cdpUrl, goal: 'read the page' }),
+      });
+      expect(res.status, cdpUrl).toBe(403);
+      expect(((await res.json()) as { error: { kind: string } }).error.kind).toBe('blocked');
+    }
+    expect(forward.connections).toBe(0);
+  });
+
   it('answers 400 naming cdpUrl for a malformed value or another scheme', async () => {
     for (const cdpUrl of [
       'not a url',

@@ -152,8 +152,33 @@ describe('the Stagehand SDK on browserfn', () => {
     expect((await b.metrics).totalPromptTokens).toBe(0);
   });
 
-  it('agent().execute() fails with a clear not-implemented error, never a fake success', async () => {
-    await expect(a.agent().execute('sign in and report the status line')).rejects.toThrow(/not available/);
+  it('agent().execute() runs browserfn’s agent on the session’s page and reports its steps and tokens', async () => {
+    const page = a.context.pages()[0]!;
+    await page.goto(`${env.site.url}/login.html`);
+    const before = await a.metrics;
+    const decisions: string[] = [];
+    env.llm.setHandler((r) => {
+      if (r.schemaName !== 'next_actions') return { status: 400 };
+      decisions.push(r.text);
+      const heading = /h1: ([^\n[]+)/.exec(r.text)?.[1]?.trim() ?? null;
+      return {
+        json: {
+          evaluation_previous_step: 'start',
+          next_goal: 'report the heading',
+          actions: [{ tool: 'done', data: { heading } }],
+        },
+      };
+    });
+    const result = await a.agent().execute({ instruction: 'report the page heading', maxSteps: 3 });
+    expect(result.success).toBe(true);
+    expect(result.completed).toBe(true);
+    expect(result.message).toContain('Sign in to Acme');
+    expect(result.actions.map((x) => x.type)).toEqual(['done']);
+    // The agent worked on the page the script had open, without reloading it elsewhere.
+    expect(decisions[0]).toContain('/login.html');
+    expect(page.url()).toBe(`${env.site.url}/login.html`);
+    const after = await a.metrics;
+    expect(after.agentPromptTokens).toBeGreaterThan(before.agentPromptTokens);
   });
 
   it('refuses a guarded URL through goto', async () => {

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 /** DESIGN.md: inside lib/, an import only points to a stage above it in this list, never back up. */
-const STAGES = ['browser', 'perception', 'actions', 'llm', 'store', 'ops', 'runs', 'api', 'cli'];
+const STAGES = ['browser', 'perception', 'actions', 'llm', 'store', 'ops', 'agent', 'runs', 'api', 'cli'];
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 function files(dir: string): string[] {

@@ -333,3 +333,166 @@ describe('parseInstruction: what it refuses', () => {
     expect(parseInstruction(text)).toBeUndefined();
   });
 });
+
+describe('parseInstruction: generic role words (issue 8)', () => {
+  it.each([
+    ['click the button', 'click', 'button', 'button'],
+    ['Click the button.', 'click', 'button', 'button'],
+    ['click on the link', 'click', 'link', 'link'],
+    ['check the checkbox', 'check', 'checkbox', 'checkbox'],
+    ['tick the box', 'check', 'checkbox', 'box'],
+    ['click the tab', 'click', 'tab', 'tab'],
+    ['open the dropdown', 'click', 'dropdown', 'dropdown'],
+  ])('%s → role only', (text, verb, roleHint, full) => {
+    const p = parsed(text);
+    expect(p.verb).toBe(verb);
+    expect(p.target).toEqual({ phrase: '', roleHint, roleOnly: true, full });
+  });
+
+  it.each([
+    ['type "x" into the text field', 'text field'],
+    ['enter "x" in the textbox', 'textbox'],
+    ['type "x" into the input', 'input'],
+    ['put "x" in the text box', 'text box'],
+    ['type "x" into the box', 'box'],
+  ])('text entry: %s', (text, full) => {
+    expect(parsed(text)).toMatchObject({
+      verb: 'fill',
+      value: 'x',
+      target: { phrase: '', roleHint: 'field', roleOnly: true, full },
+    });
+  });
+
+  it.each([
+    ['select A from the dropdown', 'a', 'dropdown'],
+    ['Select Ukraine from the list', 'ukraine', 'list'],
+    ['choose "Large" from the drop-down menu', 'Large', 'drop-down menu'],
+  ])('select from a generic control: %s', (text, value, full) => {
+    expect(parsed(text)).toMatchObject({
+      verb: 'select',
+      value,
+      target: { phrase: '', roleHint: 'dropdown', roleOnly: true, full },
+    });
+  });
+
+  it('keeps names that merely end in a role word', () => {
+    expect(parsed('click the Sign in button').target).toEqual({
+      phrase: 'sign in',
+      roleHint: 'button',
+      full: 'sign in button',
+    });
+    expect(parsed('click the menu').target).toEqual({ phrase: 'menu' });
+    expect(parsed('click the icon').target).toEqual({ phrase: 'icon' });
+  });
+
+  it('"a "checkbox" widget" names a kind', () => {
+    // "a": any one of them will do, so the first in reading order.
+    expect(parsed('Click on a "checkbox" widget.').target).toEqual({
+      phrase: '',
+      roleHint: 'checkbox',
+      roleOnly: true,
+      full: 'checkbox',
+      ordinal: 1,
+    });
+    expect(parsed('click the "checkbox" widget').target?.ordinal).toBeUndefined();
+    expect(parsed('click on a "textarea" widget').target).toMatchObject({
+      roleHint: 'field',
+      full: 'textarea',
+    });
+    expect(parseInstruction('click on a "gizmo" widget')).toBeUndefined();
+  });
+});
+
+describe('parseInstruction: ordinals over roles (issue 8)', () => {
+  it.each([
+    ['click tab #2', 'tab', 2],
+    ['Click on Tab #2.', 'tab', 2],
+    ['click the second tab', 'tab', 2],
+    ['click the 3rd link', 'link', 3],
+    ['click the last button', 'button', -1],
+    ['click the first checkbox', 'checkbox', 1],
+    ['Focus into the 2nd input textbox.', 'field', 2],
+  ])('%s', (text, roleHint, ordinal) => {
+    expect(parsed(text).target).toMatchObject({ phrase: '', roleHint, ordinal, roleOnly: true });
+  });
+});
+
+describe('parseInstruction: focus (issue 8)', () => {
+  it.each([
+    ['Focus into the textbox.', { phrase: '', roleHint: 'field', roleOnly: true }],
+    ['focus on the email field', { phrase: 'email', roleHint: 'field' }],
+    ['focus the search box', { phrase: 'search', roleHint: 'field' }],
+    ['put the cursor in the Notes field', { phrase: 'notes', roleHint: 'field' }],
+    ['set focus to the email field', { phrase: 'email', roleHint: 'field' }],
+  ])('%s is a click that may only land on a field', (text, target) => {
+    const p = parsed(text);
+    expect(p).toMatchObject({ verb: 'click', word: 'focus', target });
+  });
+
+  it('refuses to "focus" a button: clicking it would press it', () => {
+    expect(parseInstruction('focus the submit button')).toBeUndefined();
+    expect(parseInstruction('focus on the Sign in link')).toBeUndefined();
+  });
+});
+
+describe('parseInstruction: dialog close (issue 8)', () => {
+  it.each([
+    'close the dialog',
+    'Close the dialog box.',
+    'dismiss the modal',
+    'close the popup',
+    'Close the dialog box by clicking the "x".',
+    'close the dialog by clicking the close button',
+    'close this modal',
+  ])('%s', (text) => {
+    expect(parsed(text)).toEqual({
+      verb: 'click',
+      word: 'close',
+      target: { phrase: 'close', roleHint: 'button', closes: 'dialog' },
+    });
+  });
+
+  it('"click the x" is the close control, with its name kept for pages without a dialog', () => {
+    expect(parsed('click the x').target).toEqual({ phrase: 'x', closes: 'dialog' });
+    expect(parsed('click the X button').target).toMatchObject({
+      phrase: 'x',
+      roleHint: 'button',
+      closes: 'dialog',
+    });
+    expect(parsed('click "×"').target).toMatchObject({ phrase: '×', closes: 'dialog' });
+  });
+
+  it('refuses a dialog close with an unknown means', () => {
+    expect(parseInstruction('close the dialog by clicking the OK button')).toBeUndefined();
+    expect(parseInstruction('close the window')).toBeUndefined();
+  });
+
+  it('scopes "the button in the dialog labeled …" to the dialog', () => {
+    expect(parsed('Click the button in the dialog box labeled "Cancel".').target).toEqual({
+      phrase: 'Cancel',
+      quoted: true,
+      roleHint: 'button',
+      within: 'dialog',
+    });
+    expect(parsed('click the OK button in the dialog').target).toMatchObject({
+      phrase: 'ok',
+      roleHint: 'button',
+      within: 'dialog',
+    });
+    expect(parsed('Click the button in the dialog box labeled "x".').target).toMatchObject({
+      closes: 'dialog',
+    });
+  });
+});
+
+describe('parseInstruction: press Enter / Submit (issue 8)', () => {
+  it('a key name is a key, a button name is a click', () => {
+    expect(parsed('press Enter')).toMatchObject({ verb: 'press', key: 'Enter' });
+    expect(parsed('press Submit')).toMatchObject({
+      verb: 'click',
+      target: { phrase: 'submit' },
+      word: 'press',
+    });
+    expect(parsed('hit submit')).toMatchObject({ verb: 'click', target: { phrase: 'submit' } });
+  });
+});

@@ -1,6 +1,14 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import type { Page } from 'playwright-core';
+import type { AgentDeps } from '../../agent/deps.ts';
+import { runAgent } from '../../agent/run-agent.ts';
+import { AgentTaskSchema, type StepRecord } from '../../agent/state.ts';
 import type { LlmClient } from '../../llm/types.ts';
 import type { OpLog } from '../../ops/types.ts';
+import { LocalEvidenceStore } from '../../store/local-evidence-store.ts';
+import { LocalRunStore } from '../../store/local-run-store.ts';
+import type { EvidenceStore, RunStore } from '../../store/ports.ts';
 
 /** What `agent().execute()` sends, reduced to what an agent needs. */
 export interface StagehandAgentInput {
@@ -31,19 +39,88 @@ export interface StagehandAgentResult {
   };
 }
 
-export class NotImplementedError extends Error {
-  override name = 'NotImplementedError';
-  readonly kind = 'not_implemented';
+export class NoModelError extends Error {
+  override name = 'NoModelError';
+  readonly kind = 'no_model';
+}
+
+/** Stores for the agent's checkpoints and evidence (the session's tenant first in every key). */
+export type AgentStoresFor = (tenant: string) => { runStore: RunStore; evidence: EvidenceStore };
+
+const localStores: AgentStoresFor = (() => {
+  let stores: { runStore: RunStore; evidence: EvidenceStore } | undefined;
+  return () => {
+    stores ??= {
+      runStore: new LocalRunStore(join(process.cwd(), '.browserfn', 'runs')),
+      evidence: new LocalEvidenceStore(join(process.cwd(), 'evidence')),
+    };
+    return stores;
+  };
+})();
+
+/** How an agent's step reads in the SDK's action list: each tool call with the step's thought. */
+function toActions(steps: StepRecord[]): StagehandAgentResult['actions'] {
+  return steps.flatMap((s) =>
+    s.actions.map((a) => ({
+      type: a.tool,
+      reasoning: [s.evaluation, s.nextGoal].filter(Boolean).join(' → ') || undefined,
+      taskCompleted: a.tool === 'done' && a.ok,
+      pageUrl: s.url,
+    })),
+  );
 }
 
 /**
- * Runs one `agent().execute()` on the session's page.
- * TODO(merge): wire to lib/agent (its loop is being written in parallel): build the agent's
- * state from `input`, run it to completion, map its steps and usage to StagehandAgentResult.
+ * Runs one `agent().execute()` on the session's page with browserfn's agent (lib/agent): the page
+ * is handed over as it is (no reload, cookies kept), the agent works until done, fail or its step
+ * budget, and its steps and token usage come back in the SDK's AgentResult shape.
  */
-export async function runAgentForStagehand(_input: StagehandAgentInput): Promise<StagehandAgentResult> {
-  throw new NotImplementedError(
-    'agent().execute() is not available on this browserfn server yet (the agent is not wired to the ' +
-      'Stagehand protocol); act, observe, extract and goto are',
+export async function runAgentForStagehand(
+  input: StagehandAgentInput & { tenant: string; stores?: AgentStoresFor },
+): Promise<StagehandAgentResult> {
+  if (!input.llm)
+    throw new NoModelError(
+      'agent().execute() needs a model: pass modelName with x-model-api-key, or configure BROWSERFN_MODEL',
+    );
+  const goal = input.systemPrompt
+    ? `${input.instruction}\n\n(Guidance: ${input.systemPrompt})`
+    : input.instruction;
+  const task = AgentTaskSchema.parse({ goal, ...(input.maxSteps ? { maxSteps: input.maxSteps } : {}) });
+  const steps: StepRecord[] = [];
+  const deps: AgentDeps = {
+    ...(input.stores ?? localStores)(input.tenant),
+    llm: input.llm,
+    // The session's own page: closing it belongs to the session, not to the agent.
+    newPage: async () => ({ page: input.page, close: async () => undefined }),
+    checkNavigation: input.checkNavigation,
+    ...(input.variables ? { variables: input.variables } : {}),
+    log: (e) => input.log({ ...e, level: e.level }),
+    onStep: (s) => steps.push(s),
+  };
+  const started = performance.now();
+  const state = await runAgent(
+    {
+      tenant: input.tenant,
+      runId: `stagehand_${randomUUID()}`,
+      sampleId: 'main',
+      task,
+      url: input.page.url(),
+    },
+    deps,
   );
+  const success = state.status === 'done' || state.status === 'partial_success';
+  const data =
+    state.data && typeof state.data === 'object' ? JSON.stringify(state.data) : String(state.data ?? '');
+  return {
+    success,
+    message: [state.reason ?? state.status, data && data !== '{}' ? data : ''].filter(Boolean).join(': '),
+    actions: toActions(steps),
+    completed: state.status !== 'running',
+    usage: {
+      input_tokens: state.usage.promptTokens,
+      output_tokens: state.usage.completionTokens,
+      cached_input_tokens: state.usage.cachedTokens,
+      inference_time_ms: Math.round(state.usage.ms || performance.now() - started),
+    },
+  };
 }

@@ -195,6 +195,7 @@ export async function runAgentExecute(env: CallEnv, body: z.infer<typeof AgentEx
     env.deps,
   );
   const result = await runAgentForStagehand({
+    tenant: env.session.tenant,
     page: env.page,
     instruction: body.executeOptions.instruction,
     maxSteps: body.executeOptions.maxSteps,

@@ -7,7 +7,7 @@ import { OpError } from '../../ops/types.ts';
 import { type KeyRing, tenantForKey } from '../auth.ts';
 import { toErrorResponse } from '../errors.ts';
 import type { OpDeps } from '../run-op.ts';
-import { NotImplementedError } from './agent.ts';
+import { NoModelError } from './agent.ts';
 import type { DebuggableBrowser } from './browser.ts';
 import { openSessionContext, pageFor, type SessionContext, targetIdOf } from './context.ts';
 import { chooseModel } from './models.ts';
@@ -64,7 +64,7 @@ async function parse<T extends z.ZodType>(c: Context, schema: T, body?: unknown)
 }
 
 export function toFailure(err: unknown, log: OpDeps['log']): Failure {
-  if (err instanceof NotImplementedError) return { status: 501, kind: err.kind, message: err.message };
+  if (err instanceof NoModelError) return { status: 422, kind: err.kind, message: err.message };
   if (err instanceof WireError) return { status: 400, kind: 'invalid', message: err.message };
   if (err instanceof NetworkBlockedError) return { status: 403, kind: 'blocked', message: err.message };
   const { status, body } = toErrorResponse(err);

@@ -7,6 +7,13 @@
  */
 import type { Action } from '../../actions/types.ts';
 import type { Snapshot } from '../../perception/types.ts';
+import {
+  inOpenDialog,
+  resolveDialogClose,
+  resolveExactCase,
+  resolveGlyph,
+  resolveRoleOnly,
+} from './generic.ts';
 import { type ParsedInstruction, parseInstruction, type TargetPhrase } from './parse.ts';
 import {
   type Candidate,
@@ -301,7 +308,7 @@ function actionFor(
  */
 export function matchInstruction(
   instruction: string,
-  snapshot: Snapshot,
+  page: Snapshot,
   opts: MatchOptions = {},
 ): MatchDecision {
   const started = performance.now();
@@ -311,6 +318,8 @@ export function matchInstruction(
 
   const parsed = parseInstruction(instruction);
   if (!parsed) return { kind: 'defer', reason: 'not a form the matcher knows', candidates: [], ms: ms() };
+  // "the OK button in the dialog": only what the open dialog holds is a candidate.
+  const snapshot = parsed.target?.within === 'dialog' ? inOpenDialog(page) : page;
   const deferWith = (reason: string, ranked: Candidate[] = []): MatchDecision => ({
     kind: 'defer',
     reason,
@@ -338,6 +347,22 @@ export function matchInstruction(
     }
     const action = actionFor(parsed, undefined);
     return typeof action === 'string' ? deferWith(action) : answer(action);
+  }
+
+  // Targets named by kind, not words ("the button", "tab #2", "close the dialog"): counted, not scored.
+  const generic = target.closes
+    ? resolveDialogClose(snapshot)
+    : target.roleOnly
+      ? resolveRoleOnly(parsed.verb, target, snapshot, parsed.value)
+      : resolveGlyph(parsed.verb, target, snapshot);
+  if (generic) {
+    if (!generic.ok) {
+      // "click the x" may still be an element called X when no dialog is open.
+      if (!target.closes) return deferWith(generic.reason);
+    } else {
+      const action = actionFor(parsed, generic.cand.element);
+      return typeof action === 'string' ? deferWith(action) : answer(action, generic.cand, generic.margin);
+    }
   }
 
   const main = resolveTarget(parsed, target, snapshot, threshold, need);
@@ -373,7 +398,15 @@ export function matchInstruction(
     }
   }
 
-  if (!main.pick.ok) return deferWith(main.pick.reason, main.ranked);
+  if (!main.pick.ok) {
+    // "ok" among "ok" and "Ok": the quotes say which.
+    const exact = resolveExactCase(target, main.ranked, threshold);
+    if (!exact?.ok) return deferWith(main.pick.reason, main.ranked);
+    const action = actionFor(parsed, exact.cand.element);
+    return typeof action === 'string'
+      ? deferWith(action, main.ranked)
+      : answer(action, exact.cand, exact.margin);
+  }
   const action = actionFor(parsed, main.pick.cand.element);
   if (typeof action === 'string') return deferWith(action, main.ranked);
   return answer(action, main.pick.cand, main.pick.margin);

@@ -9,8 +9,18 @@
  */
 
 import { normalizeKey } from './keys.ts';
-import { HAS_MARKER, lift, MARKER } from './quotes.ts';
+import { lift, MARKER } from './quotes.ts';
+import {
+  CLOSE_GLYPH,
+  closeWord,
+  named,
+  type RoleHint,
+  type TargetPhrase,
+  targetOf,
+  valueArg,
+} from './targets.ts';
 
+export type { RoleHint, TargetPhrase };
 export { normalizeKey };
 
 export type MatchVerb =
@@ -28,41 +38,6 @@ export type MatchVerb =
   | 'forward'
   | 'reload'
   | 'hover';
-
-/** The kind of element the words around the phrase name ("the Email field", "the Terms checkbox"). */
-export type RoleHint =
-  | 'button'
-  | 'link'
-  | 'field'
-  | 'checkbox'
-  | 'radio'
-  | 'dropdown'
-  | 'tab'
-  | 'menuitem'
-  | 'option'
-  | 'switch'
-  | 'icon'
-  | 'heading';
-
-export interface TargetPhrase {
-  /** What names the element, lower-cased unless quoted (quoted text keeps its case). */
-  phrase: string;
-  roleHint?: RoleHint;
-  /** 1-based; -1 = last. */
-  ordinal?: number;
-  /** The phrase was quoted: the element's text must equal it, not merely contain it. */
-  quoted?: boolean;
-  /**
-   * The phrase with its role words left in ("deep button"): names sometimes include them, and
-   * then the role word is part of the name, not a hint.
-   */
-  full?: string;
-  /**
-   * The phrase with a leading ordinal word left in ("first aid kit", "last name"): set when that
-   * word might be part of the name rather than a count.
-   */
-  literal?: string;
-}
 
 export interface ParsedInstruction {
   verb: MatchVerb;
@@ -83,170 +58,6 @@ export interface ParsedInstruction {
   /** "set X to "v"": a field to fill, or a native select to choose "v" in. */
   alsoSelect?: boolean;
 }
-
-// ---------------------------------------------------------------------------------------------
-// Targets
-
-const ORDINAL_WORDS: Record<string, number> = {
-  first: 1,
-  second: 2,
-  third: 3,
-  fourth: 4,
-  fifth: 5,
-  sixth: 6,
-  seventh: 7,
-  eighth: 8,
-  ninth: 9,
-  tenth: 10,
-  last: -1,
-};
-
-/** Role words, longest first so "radio button" wins over "button". `box` depends on the verb. */
-const ROLE_WORDS: [string, RoleHint | 'box'][] = (
-  [
-    ['radio button', 'radio'],
-    ['option button', 'radio'],
-    ['radio', 'radio'],
-    ['check box', 'checkbox'],
-    ['checkbox', 'checkbox'],
-    ['tick box', 'checkbox'],
-    ['tickbox', 'checkbox'],
-    ['toggle', 'switch'],
-    ['switch', 'switch'],
-    ['button', 'button'],
-    ['btn', 'button'],
-    ['icon', 'icon'],
-    ['hyperlink', 'link'],
-    ['link', 'link'],
-    ['text field', 'field'],
-    ['text box', 'field'],
-    ['textbox', 'field'],
-    ['text input', 'field'],
-    ['input field', 'field'],
-    ['input box', 'field'],
-    ['input', 'field'],
-    ['field', 'field'],
-    ['textarea', 'field'],
-    ['text area', 'field'],
-    ['box', 'box'],
-    ['drop down menu', 'dropdown'],
-    ['drop-down menu', 'dropdown'],
-    ['dropdown menu', 'dropdown'],
-    ['drop-down', 'dropdown'],
-    ['drop down', 'dropdown'],
-    ['dropdown', 'dropdown'],
-    ['select box', 'dropdown'],
-    ['select menu', 'dropdown'],
-    ['select', 'dropdown'],
-    ['selector', 'dropdown'],
-    ['picker', 'dropdown'],
-    ['combo box', 'dropdown'],
-    ['combobox', 'dropdown'],
-    ['list box', 'dropdown'],
-    ['listbox', 'dropdown'],
-    ['list', 'dropdown'],
-    ['menu item', 'menuitem'],
-    ['menu', 'dropdown'],
-    ['tab', 'tab'],
-    ['option', 'option'],
-    ['heading', 'heading'],
-    ['section', 'heading'],
-  ] as [string, RoleHint | 'box'][]
-).sort((a, b) => b[0].length - a[0].length);
-
-const LEADING_PREPOSITION = /^(?:on|onto|at|upon|over)\s+/;
-const ARTICLE = /^(?:the|a|an)\s+/;
-const ORDINAL_PREFIX =
-  /^(?:(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|last)|(\d{1,3})(?:st|nd|rd|th))\s+(?:one of the\s+|of the\s+)?/;
-/** "first name" / "last name" are fields, never counts. */
-const NAME_COMPOUND = /^(?:first|last)\s+name\b/;
-const ORDINAL_SUFFIX = /\s+(?:#\s?|number\s+)(\d{1,3})$/;
-const TRAILING_FILLER = /\s+(?:on the page|on this page|on the screen|on screen|please)$/;
-/** "the field labelled Email", "the box next to Remember me", "the button that says Go". */
-const ROLE_CONNECTOR =
-  /^(?:labelled|labeled|called|named|titled|marked|that says|saying|which says|with the text|with text|with the label|with label|for|next to|beside)\s+/;
-
-type Family = 'check' | 'other';
-
-/** Turns the words after the verb into a target; undefined when they do not name one element. */
-function targetOf(raw: string, values: string[], family: Family): TargetPhrase | undefined {
-  let t = raw.trim().replace(LEADING_PREPOSITION, '').replace(ARTICLE, '').replace(TRAILING_FILLER, '');
-  let ordinal: number | undefined;
-  let literal: string | undefined;
-  const ord = NAME_COMPOUND.test(t) ? null : ORDINAL_PREFIX.exec(t);
-  if (ord) {
-    ordinal = ord[2] ? Number(ord[2]) : ORDINAL_WORDS[ord[1]!];
-    // The count might be the name's own first word ("First Aid Kit", "1st class").
-    literal = t;
-    t = t.slice(ord[0].length).replace(ARTICLE, '');
-  } else {
-    const suffix = ORDINAL_SUFFIX.exec(t);
-    if (suffix) {
-      ordinal = Number(suffix[1]);
-      t = t.slice(0, suffix.index);
-    }
-  }
-  if (ordinal === 0) return undefined;
-
-  let hint: RoleHint | 'box' | undefined;
-  let full: string | undefined;
-  if (ROLE_WORDS.some(([word]) => word === t)) {
-    // "click the menu": the role word is all there is, so it is the name to look for, unless a
-    // count says which one ("the third link").
-    if (ordinal !== undefined) {
-      hint = ROLE_WORDS.find(([word]) => word === t)![1];
-      t = '';
-    }
-  } else {
-    // Trailing role words first ("the Sign in button"), then leading ones ("the button Sign in").
-    const trailing = ROLE_WORDS.find(([word]) => t.endsWith(` ${word}`));
-    const leading = trailing ? undefined : ROLE_WORDS.find(([word]) => t.startsWith(`${word} `));
-    if (trailing) {
-      hint = trailing[1];
-      full = t;
-      t = t.slice(0, -trailing[0].length - 1).trim();
-    } else if (leading) {
-      hint = leading[1];
-      full = t;
-      t = t
-        .slice(leading[0].length + 1)
-        .replace(ROLE_CONNECTOR, '')
-        .replace(ARTICLE, '');
-    }
-  }
-  const roleHint: RoleHint | undefined = hint === 'box' ? (family === 'check' ? 'checkbox' : 'field') : hint;
-  const extras = {
-    ...(roleHint ? { roleHint } : {}),
-    ...(ordinal !== undefined ? { ordinal } : {}),
-  };
-
-  const quoted = MARKER.exec(t);
-  if (quoted) {
-    const phrase = values[Number(quoted[1])]!;
-    // A quoted variable names a value, never an element.
-    if (!phrase || phrase.startsWith('%')) return undefined;
-    return { phrase, quoted: true, ...extras };
-  }
-  // Quoted words mixed with unquoted ones ("the "Add" button for shoes") are beyond this parser.
-  if (HAS_MARKER.test(t)) return undefined;
-  if (!t) return ordinal !== undefined && roleHint ? { phrase: '', ...extras } : undefined;
-  return {
-    phrase: t,
-    ...extras,
-    ...(full && full !== t ? { full } : {}),
-    ...(literal ? { literal } : {}),
-  };
-}
-
-/** A value argument: a quoted string or variable, or (when allowed) bare words such as an option. */
-function valueArg(raw: string, values: string[], allowBare: boolean): string | undefined {
-  const t = raw.trim();
-  const m = MARKER.exec(t);
-  if (m) return values[Number(m[1])];
-  if (!allowBare || !t || HAS_MARKER.test(t)) return undefined;
-  return t.replace(ARTICLE, '').replace(OPTION_SUFFIX, '').trim() || undefined;
-}
-const OPTION_SUFFIX = /\s+option$/;
 
 // ---------------------------------------------------------------------------------------------
 // Sentences
@@ -306,6 +117,10 @@ const RE = {
   toggle: /^(?:toggle|flip)(?: (on|off))? (.+)$/,
   hover:
     /^(?:hover|mouse over|mouseover|mouse-over|move (?:the )?(?:mouse|cursor|pointer) (?:over|onto|to)|point at|point to)(?: over| on| onto| above)? (.+)$/,
+  focus:
+    /^(?:focus|put (?:the )?(?:focus|cursor)|place (?:the )?(?:focus|cursor)|set (?:the )?focus|move (?:the )?focus)(?: (?:on|onto|into|in|to|inside|at))? (.+)$/,
+  closeDialog:
+    /^(?:close|dismiss|exit|shut|hide|get rid of)(?: (?:the|this|that))? (?:dialog|modal|popup|pop-up|pop up|overlay|lightbox|modal dialog|dialog box|dialog window|modal window|popup window)(?: by (?:clicking|pressing|tapping|hitting|using)(?: on)?(?: the)? (.+))?$/,
   dblclick: /^(?:double[- ]?click|dbl[- ]?click|double[- ]?tap)(?: on| at)? (.+)$/,
   click:
     /^((?:left[- ]?|single[- ]?)?click|tap|press|hit|push|open|follow|select|choose|pick|activate|trigger)(?: on| at)? (.+)$/,
@@ -368,7 +183,7 @@ export function parseInstruction(input: string): ParsedInstruction | undefined {
     const key = normalizeKey(m[1]!, explicit);
     if (key) {
       const target = m[3] ? targetOf(m[3], values, 'other') : undefined;
-      if (m[3] && !target?.phrase) return undefined;
+      if (m[3] && !named(target)) return undefined;
       // A bare word such as "home" or "delete" may be a button's name as much as a key.
       const bare = !explicit && !target && !key.includes('+') && /^[a-z]+$/.test(m[1]!);
       return {
@@ -384,29 +199,43 @@ export function parseInstruction(input: string): ParsedInstruction | undefined {
   if (on(RE.ensure)) {
     const off = /^(?:un|not|off|deselected)/.test(m[2]!);
     const target = targetOf(m[1]!, values, 'check');
-    return target?.phrase ? { verb: off ? 'uncheck' : 'check', target, word: 'ensure' } : undefined;
+    return named(target) ? { verb: off ? 'uncheck' : 'check', target, word: 'ensure' } : undefined;
   }
+
+  // "focus into the textbox": a click that only focuses, so only a field may take it; a button
+  // would be pressed.
+  if (on(RE.focus)) {
+    const target = targetOf(m[1]!, values, 'other');
+    if (!named(target) || (target.roleHint && target.roleHint !== 'field')) return undefined;
+    return { verb: 'click', target: { ...target, roleHint: 'field' }, word: 'focus' };
+  }
+  if (on(RE.closeDialog) && (!m[1] || closeWord(m[1], values)))
+    return {
+      verb: 'click',
+      target: { phrase: 'close', roleHint: 'button', closes: 'dialog' },
+      word: 'close',
+    };
 
   // Text entry. The text must be quoted (or a variable): bare words' extent and case are guesses.
   if (on(RE.fillInto)) {
     const value = valueArg(m[1]!, values, false);
     const target = targetOf(m[2]!, values, 'other');
-    return value !== undefined && target?.phrase ? { verb: 'fill', value, target, word: 'type' } : undefined;
+    return value !== undefined && named(target) ? { verb: 'fill', value, target, word: 'type' } : undefined;
   }
   if (RE.fillIntoBare.test(s)) return undefined;
   if (on(RE.intoType)) {
     const value = valueArg(m[2]!, values, false);
     const target = targetOf(m[1]!, values, 'other');
-    return value !== undefined && target?.phrase ? { verb: 'fill', value, target, word: 'type' } : undefined;
+    return value !== undefined && named(target) ? { verb: 'fill', value, target, word: 'type' } : undefined;
   }
   if (on(RE.fillWith)) {
     const value = valueArg(m[2]!, values, false);
     const target = targetOf(m[1]!, values, 'other');
-    return value !== undefined && target?.phrase ? { verb: 'fill', value, target, word: 'fill' } : undefined;
+    return value !== undefined && named(target) ? { verb: 'fill', value, target, word: 'fill' } : undefined;
   }
   if (on(RE.setTo)) {
     const target = targetOf(m[1]!, values, 'other');
-    if (!target?.phrase) return undefined;
+    if (!named(target)) return undefined;
     const quoted = MARKER.test(m[2]!.trim());
     const value = valueArg(m[2]!, values, true);
     if (value === undefined) return undefined;
@@ -420,7 +249,7 @@ export function parseInstruction(input: string): ParsedInstruction | undefined {
   if (on(RE.clear)) {
     const target = targetOf(m[1]!, values, 'other');
     // Only with a field word: "clear filters" is much more likely a button.
-    return target?.phrase && target.roleHint === 'field'
+    return named(target) && target.roleHint === 'field'
       ? { verb: 'fill', value: '', target, word: 'clear' }
       : undefined;
   }
@@ -433,49 +262,48 @@ export function parseInstruction(input: string): ParsedInstruction | undefined {
   if (on(RE.selectFrom)) {
     const value = valueArg(m[1]!, values, true);
     const target = targetOf(m[2]!, values, 'other');
-    return value !== undefined && target?.phrase
+    return value !== undefined && named(target)
       ? { verb: 'select', value, target, word: 'select' }
       : undefined;
   }
   if (on(RE.selectColon)) {
     const target = targetOf(m[1]!, values, 'other');
     const value = valueArg(m[2]!, values, true);
-    return value !== undefined && target?.phrase
+    return value !== undefined && named(target)
       ? { verb: 'select', value, target, word: 'select' }
       : undefined;
   }
 
   if (on(RE.uncheck)) {
     const target = targetOf(m[1]!, values, 'check');
-    return target?.phrase ? { verb: 'uncheck', target, word: 'uncheck' } : undefined;
+    return named(target) ? { verb: 'uncheck', target, word: 'uncheck' } : undefined;
   }
   if (RE.checkNot.test(s)) return undefined;
   if (on(RE.check)) {
     const target = targetOf(m[1]!, values, 'check');
-    return target?.phrase ? { verb: 'check', target, word: 'check' } : undefined;
+    return named(target) ? { verb: 'check', target, word: 'check' } : undefined;
   }
   if (on(RE.toggle)) {
     const target = targetOf(m[2]!, values, 'check');
-    if (!target?.phrase) return undefined;
+    if (!named(target)) return undefined;
     const verb = m[1] === 'on' ? 'check' : m[1] === 'off' ? 'uncheck' : 'toggle';
     return { verb, target, word: 'toggle' };
   }
   if (on(RE.hover)) {
     const target = targetOf(m[1]!, values, 'other');
-    return target && (target.phrase || target.ordinal !== undefined)
-      ? { verb: 'hover', target, word: 'hover' }
-      : undefined;
+    return named(target) ? { verb: 'hover', target, word: 'hover' } : undefined;
   }
   if (on(RE.dblclick)) {
     const target = targetOf(m[1]!, values, 'other');
-    return target && (target.phrase || target.ordinal !== undefined)
-      ? { verb: 'dblclick', target, word: 'double-click' }
-      : undefined;
+    return named(target) ? { verb: 'dblclick', target, word: 'double-click' } : undefined;
   }
   if (on(RE.click)) {
     const word = m[1]!.replace(/^(?:left|single)[- ]?/, '');
     const target = targetOf(m[2]!, values, SELECT_WORDS.has(word) ? 'check' : 'other');
-    if (!target || (!target.phrase && target.ordinal === undefined)) return undefined;
+    if (!named(target)) return undefined;
+    // "click the x": the close control of the open dialog, which pages rarely call "x".
+    if (CLOSE_GLYPH.test(target.phrase.toLowerCase()) && target.ordinal === undefined)
+      return { verb: 'click', target: { ...target, closes: 'dialog' }, word };
     // "select the Terms checkbox" means tick it, which a click would undo if it were ticked.
     if (SELECT_WORDS.has(word) && target.roleHint && CHECKABLE_HINTS.has(target.roleHint))
       return { verb: 'check', target, word };

@@ -26,6 +26,8 @@ export interface PackedExtra {
   inputType?: string;
   options?: string[];
   states?: Record<string, boolean | string>;
+  /** Key of the open dialog holding the element (see SnapshotElement.dialog). */
+  dialog?: number;
 }
 
 /**
@@ -86,7 +88,10 @@ export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
     cap,
     roleOf,
     nameOf,
-    isInteractive,
+    nativeInteractive,
+    clickKind,
+    hasClickListener,
+    PROMOTABLE,
     statesOf,
     currentValue,
   } = sem;
@@ -118,6 +123,8 @@ export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
   for (const ref of Array.from(doc.querySelectorAll('[aria-labelledby]')))
     for (const id of (ref.getAttribute('aria-labelledby') ?? '').split(/\s+/)) if (id) namingIds.add(id);
   const frames: RawFrameSlot[] = [];
+  // Key of the open dialog (role dialog / alertdialog, <dialog open>, aria-modal) being walked.
+  let dialogKey = 0;
   const counts = { nodes: 0, canvas: 0, canvasArea: 0, svgIcons: 0, unlabelled: 0, semantic: 0 };
 
   // Paths of ancestors are shared by many elements (every row of a table): compute each once,
@@ -284,6 +291,7 @@ export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
       !el.hasAttribute('tabindex') &&
       !el.hasAttribute('onclick') &&
       !el.hasAttribute('aria-label') &&
+      !hasClickListener(el) &&
       style.visibility === 'visible' &&
       (style.cursor !== 'pointer' || cursor === 'pointer') &&
       !shadowOf(el)
@@ -321,7 +329,11 @@ export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
       }
     }
 
-    const interactive = !hidden && isInteractive(el, role, style, cursor);
+    const native = !hidden && nativeInteractive(el, role);
+    // A span, div or li acting as a button or link gets that role, so the model and the matcher
+    // can name it like any other control.
+    const kind = hidden || native ? '' : clickKind(el, style, cursor);
+    const interactive = native || kind !== '';
     const scrollable =
       !hidden &&
       tag !== 'html' &&
@@ -332,7 +344,10 @@ export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
     let childDepth = depth;
     let covered = nameCovered;
     if (!hidden && (interactive || scrollable || (role && role !== 'generic'))) {
-      const effectiveRole = role || (scrollable ? 'scrollable' : 'clickable');
+      const effectiveRole =
+        (kind === 'button' || kind === 'link') && PROMOTABLE.has(role)
+          ? kind
+          : role || (scrollable ? 'scrollable' : 'clickable');
       const { name, label } = nameOf(el, effectiveRole, root);
       if (role && role !== 'generic' && role !== 'none') counts.semantic++;
       if (interactive && !name) counts.unlabelled++;
@@ -393,6 +408,13 @@ export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
     if (block) breakInline();
     const savedTop = textTop;
     const savedInView = textInView;
+    const savedDialog = dialogKey;
+    if (role === 'dialog' || role === 'alertdialog' || el.getAttribute('aria-modal') === 'true') {
+      const d = el as Tagged & { __bfnDialog?: number };
+      if (!d.__bfnDialog)
+        d.__bfnDialog = g.__bfnDialogSeq = ((g.__bfnDialogSeq as number | undefined) ?? 0) + 1;
+      dialogKey = d.__bfnDialog;
+    }
     if (!isContents) {
       textTop = rect.top + scrollY;
       textInView = inView;
@@ -408,6 +430,7 @@ export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
     else walkChildren(el, childDepth, childCursor, root, covered);
     textTop = savedTop;
     textInView = savedInView;
+    dialogKey = savedDialog;
     if (block) breakInline();
   }
 
@@ -443,6 +466,7 @@ export function collect(opts: CollectOptions, sem: Semantics): RawCollect {
       if (placeholder) extra.placeholder = placeholder;
       if (label) extra.label = label;
       if (tag === 'input') extra.inputType = (el as unknown as HTMLInputElement).type;
+      if (dialogKey) extra.dialog = dialogKey;
       if (tag === 'select') {
         extra.options = Array.from((el as unknown as HTMLSelectElement).options).map((o) =>
           clean(o.label || o.text),

@@ -1,0 +1,31 @@
+import type { Page } from 'playwright-core';
+import type { LlmClient } from '../llm/types.ts';
+import type { EvidenceStore, RunStore } from '../store/ports.ts';
+import type { StepRecord } from './state.ts';
+
+/** A log event; every string in it has had secret values replaced by their `%name%` first. */
+export type AgentLogEvent = { level: 'debug' | 'info' | 'warn'; msg: string; [k: string]: unknown };
+
+/** What a slice needs from outside: stores, models, a way to get a fresh guarded page. */
+export interface AgentDeps {
+  runStore: RunStore;
+  evidence: EvidenceStore;
+  llm: LlmClient;
+  /** A cheaper model for history summaries (default: `llm`). */
+  summaryLlm?: LlmClient;
+  /** A fresh guarded browser context with one page. */
+  newPage: () => Promise<{ page: Page; close(): Promise<void> }>;
+  /** Checks a navigation target against the network guard (throws when it is not allowed). */
+  checkNavigation?: (url: string) => Promise<void>;
+  /** Secrets: the model sees `%name%`, the page gets the value. Never stored, logged or sent. */
+  variables?: Record<string, string>;
+  log?: (event: AgentLogEvent) => void;
+  onStep?: (step: StepRecord) => void;
+}
+
+export interface SliceOptions {
+  /** Epoch ms: the slice checkpoints and returns before this. */
+  deadline: number;
+  /** Stop after this many steps in this slice (tests, step-wise drivers). */
+  maxSteps?: number;
+}

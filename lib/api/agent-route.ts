@@ -1,0 +1,236 @@
+/**
+ * `POST /v1/agent`: one goal on one page, carried out by the agent until the sample ends or the
+ * request's deadline passes. Answers with status, data, steps, usage and where the evidence is;
+ * a call that ran out of time answers `running` and the same runId + sampleId resumes it.
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import type { AgentDeps } from '../agent/deps.ts';
+import { runAgent } from '../agent/run-agent.ts';
+import { AgentTaskSchema } from '../agent/state.ts';
+import { checkUrl } from '../browser/guard.ts';
+import { openSession } from '../browser/session.ts';
+import { OpError } from '../ops/types.ts';
+import { runEvidencePrefix } from '../store/keys.ts';
+import { LocalEvidenceStore } from '../store/local-evidence-store.ts';
+import { LocalRunStore } from '../store/local-run-store.ts';
+import type { EvidenceStore, RunStore } from '../store/ports.ts';
+import { admitCdp, modelFor, type OpDeps } from './run-op.ts';
+import { ErrorBody, ModelChoice } from './schemas.ts';
+
+const HttpUrl = z
+  .string()
+  .url()
+  .refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL');
+const Id = z
+  .string()
+  .min(1)
+  .max(120)
+  .regex(/^[\w.-]+$/, 'letters, digits, _ . - only');
+
+export const AgentRequest = z
+  .object({
+    url: HttpUrl.optional().describe('page to start on, in a fresh browser context'),
+    cdpUrl: z.string().url().optional().describe('attach to a remote browser session instead'),
+    goal: z.string().min(1).max(4000),
+    schema: z.record(z.string(), z.unknown()).optional().describe('JSON Schema of the result data'),
+    requiredFields: z.array(z.string().min(1)).optional(),
+    requiredArtifacts: z.array(z.string().min(1)).optional(),
+    keywords: z.array(z.string().min(1)).optional(),
+    maxSteps: z.number().int().min(1).max(200).optional(),
+    expectedItems: z.number().int().min(1).optional(),
+    vision: z.enum(['fallback', 'always', 'never']).optional(),
+    steps: z
+      .array(z.string().min(1))
+      .min(1)
+      .max(50)
+      .optional()
+      .describe('scenario mode: steps done in order'),
+    pageBudget: z.number().int().min(300).max(50_000).optional().describe('tokens of page text per step'),
+    variables: z
+      .record(z.string().regex(/^[A-Za-z_][\w.-]*$/, 'variable names are letters, digits, _ . -'), z.string())
+      .optional()
+      .describe('secrets typed as %name%; never sent to the model, logged or stored'),
+    model: ModelChoice.optional(),
+    runId: Id.optional().describe('resume or group samples: same runId + sampleId continues a sample'),
+    sampleId: Id.optional(),
+    timeoutMs: z.number().int().min(1000).max(900_000).optional().describe('answer by then (default 120 s)'),
+  })
+  .strict()
+  .refine((b) => !!b.url !== !!b.cdpUrl, { message: 'give exactly one of url or cdpUrl', path: ['url'] })
+  .openapi('AgentRequest');
+
+export const AgentResponse = z
+  .object({
+    runId: z.string(),
+    sampleId: z.string(),
+    status: z.enum(['running', 'done', 'partial_success', 'failed', 'needs_review']),
+    reason: z.string().optional(),
+    retryable: z.boolean().optional(),
+    data: z.unknown(),
+    steps: z.number(),
+    url: z.string(),
+    usage: z.object({
+      promptTokens: z.number(),
+      completionTokens: z.number(),
+      cachedTokens: z.number(),
+      costUsd: z.number(),
+      ms: z.number(),
+      calls: z.number(),
+    }),
+    evidence: z.object({
+      prefix: z.string(),
+      files: z.array(
+        z.object({
+          key: z.string(),
+          sha256: z.string(),
+          url: z.string().optional().describe('where to fetch it, when the store can link (S3)'),
+        }),
+      ),
+    }),
+  })
+  .openapi('AgentResponse');
+
+export interface AgentRouteDeps extends OpDeps {
+  /** Stores for a tenant's agent runs (default: local files under .browserfn/runs and evidence/). */
+  agentStores?: (tenant: string) => { runStore: RunStore; evidence: EvidenceStore };
+  requestTimeoutMs?: number;
+}
+
+const localStores = (() => {
+  let stores: { runStore: RunStore; evidence: EvidenceStore } | undefined;
+  return () => {
+    stores ??= {
+      runStore: new LocalRunStore(join(process.cwd(), '.browserfn', 'runs')),
+      evidence: new LocalEvidenceStore(join(process.cwd(), 'evidence')),
+    };
+    return stores;
+  };
+})();
+
+const route = createRoute({
+  method: 'post',
+  path: '/v1/agent',
+  summary: 'Carry out a goal on a page with the agent loop',
+  security: [{ bearer: [] }],
+  request: { body: { content: { 'application/json': { schema: AgentRequest } }, required: true } },
+  responses: {
+    200: {
+      description: 'the sample ended, or the deadline passed',
+      content: { 'application/json': { schema: AgentResponse } },
+    },
+    400: { description: 'invalid request', content: { 'application/json': { schema: ErrorBody } } },
+    403: {
+      description: 'URL blocked by the network guard',
+      content: { 'application/json': { schema: ErrorBody } },
+    },
+    422: { description: 'no model configured', content: { 'application/json': { schema: ErrorBody } } },
+  },
+});
+
+type Env = { Variables: { tenant: string } };
+
+const LINK_SECONDS = 3600;
+
+async function withLinks(store: EvidenceStore, files: { key: string; sha256: string }[]) {
+  if (!store.link) return files;
+  return Promise.all(
+    files.map(async (f) => {
+      const url = await store.link?.(f.key, LINK_SECONDS);
+      return url ? { ...f, url } : f;
+    }),
+  );
+}
+
+export function registerAgentRoute(app: OpenAPIHono<Env>, deps: AgentRouteDeps): void {
+  app.openapi(route, async (c) => {
+    const body = c.req.valid('json');
+    const tenant = c.get('tenant');
+    if (body.url) {
+      const verdict = await checkUrl(body.url, deps.policy);
+      if (!verdict.ok) throw new OpError('blocked', verdict.message);
+    }
+    // The operator's list of browser endpoints applies here as everywhere (400 / 403 / 502).
+    const cdpUrl = body.cdpUrl ? await admitCdp(body.cdpUrl, deps) : undefined;
+    const llm = await modelFor(body, deps);
+    if (!llm) {
+      const { noModelError } = await import('../llm/config.ts');
+      throw new OpError('no_model', `the agent needs a model. ${noModelError().message}`);
+    }
+    const {
+      schema,
+      requiredFields,
+      requiredArtifacts,
+      keywords,
+      maxSteps,
+      expectedItems,
+      vision,
+      steps,
+      pageBudget,
+    } = body;
+    const task = AgentTaskSchema.parse({
+      goal: body.goal,
+      ...(schema ? { schema } : {}),
+      ...(requiredFields ? { requiredFields } : {}),
+      ...(requiredArtifacts ? { requiredArtifacts } : {}),
+      ...(keywords ? { keywords } : {}),
+      ...(maxSteps ? { maxSteps } : {}),
+      ...(expectedItems ? { expectedItems } : {}),
+      ...(vision ? { vision } : {}),
+      ...(steps ? { steps } : {}),
+      ...(pageBudget ? { pageBudget } : {}),
+    });
+    const runId = body.runId ?? `agent_${randomUUID()}`;
+    const sampleId = body.sampleId ?? 'main';
+    const stores = (deps.agentStores ?? localStores)(tenant);
+    const browser = deps.browser ? await deps.browser() : undefined;
+    const agentDeps: AgentDeps = {
+      ...stores,
+      llm,
+      newPage: async () => {
+        const s = await openSession({
+          ...(browser ? { browser } : {}),
+          ...(cdpUrl ? { cdpUrl } : {}),
+          policy: deps.policy,
+        });
+        return { page: s.page, close: () => s.close() };
+      },
+      checkNavigation: async (url) => {
+        const verdict = await checkUrl(url, deps.policy);
+        if (!verdict.ok) throw new OpError('blocked', verdict.message);
+      },
+      ...(body.variables ? { variables: body.variables } : {}),
+      ...(deps.log ? { log: deps.log } : {}),
+    };
+    const timeoutMs = body.timeoutMs ?? deps.requestTimeoutMs ?? 120_000;
+    // A cdpUrl session starts wherever the remote page is.
+    let startUrl = body.url;
+    if (!startUrl) {
+      const probe = await agentDeps.newPage();
+      startUrl = probe.page.url();
+      await probe.close();
+    }
+    const state = await runAgent({ tenant, runId, sampleId, task, url: startUrl }, agentDeps, {
+      deadline: Date.now() + timeoutMs,
+    });
+    return c.json(
+      {
+        runId,
+        sampleId,
+        status: state.status,
+        ...(state.reason ? { reason: state.reason } : {}),
+        ...(state.retryable ? { retryable: true } : {}),
+        data: state.data,
+        steps: state.step,
+        url: state.url,
+        usage: state.usage,
+        evidence: {
+          prefix: runEvidencePrefix(tenant, runId),
+          files: await withLinks(stores.evidence, state.evidence),
+        },
+      },
+      200,
+    );
+  });
+}

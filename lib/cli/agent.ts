@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { AgentDeps } from '../agent/deps.ts';
+import { runAgent } from '../agent/run-agent.ts';
+import { AgentTaskSchema, type StepRecord } from '../agent/state.ts';
+import { modelFor } from '../api/run-op.ts';
+import { assertNavigable } from '../browser/guard.ts';
+import { closeSharedBrowser, openSession } from '../browser/session.ts';
+import { noModelError } from '../llm/config.ts';
+import { LocalEvidenceStore } from '../store/local-evidence-store.ts';
+import { LocalRunStore } from '../store/local-run-store.ts';
+import { intFlag, parse, UsageError } from './args.ts';
+import { policyForCli } from './open.ts';
+import { pageArg } from './page-arg.ts';
+
+export const AGENT_USAGE =
+  'browserfn agent <url> "<goal>" [--schema f.json] [--max-steps N] [--out DIR] [--model provider/model] [--var name=value]… [--require field]… [--step "scenario step"]…';
+
+const OPTIONS = {
+  schema: { type: 'string' },
+  'max-steps': { type: 'string' },
+  out: { type: 'string' },
+  model: { type: 'string' },
+  var: { type: 'string', multiple: true },
+  require: { type: 'string', multiple: true },
+  step: { type: 'string', multiple: true },
+} as const;
+
+async function readSchema(path: string): Promise<Record<string, unknown>> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    throw new UsageError(`--schema: cannot read ${path}`);
+  }
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw new Error('not an object');
+    return parsed as Record<string, unknown>;
+  } catch (err) {
+    throw new UsageError(`--schema: ${path} is not a JSON Schema object (${(err as Error).message})`);
+  }
+}
+
+function variables(list: string[] | undefined): Record<string, string> | undefined {
+  if (!list?.length) return undefined;
+  const out: Record<string, string> = {};
+  for (const item of list) {
+    const at = item.indexOf('=');
+    if (at <= 0) throw new UsageError(`--var expects name=value, got "${item.split('=')[0]}…"`);
+    out[item.slice(0, at)] = item.slice(at + 1);
+  }
+  return out;
+}
+
+/** One step as a person follows it: the thought, then each action with its outcome. */
+export function formatStep(s: StepRecord): string {
+  const lines = [`step ${s.step}  ${s.url}`];
+  const thought = [s.evaluation, s.nextGoal].filter(Boolean).join(' → ');
+  if (thought) lines.push(`  thought: ${thought}`);
+  for (const a of s.actions) {
+    const { tool: _tool, ...args } = a.input as Record<string, unknown>;
+    lines.push(`  ${a.ok ? '✓' : '✗'} ${a.tool} ${JSON.stringify(args)} → ${a.outcome.slice(0, 300)}`);
+  }
+  for (const n of s.notices) lines.push(`  ! ${n.slice(0, 200)}`);
+  lines.push(`  ${s.tokens.prompt} prompt tokens (${s.tokens.cached} cached), ${s.ms} ms`);
+  return lines.join('\n');
+}
+
+export async function agentCommand(argv: string[], out: (s: string) => void): Promise<number> {
+  const { flags, positionals } = parse(argv, OPTIONS);
+  const page = pageArg(positionals[0]);
+  if (page.file)
+    throw new UsageError(
+      '<url>: the agent takes an http(s) URL (local files work with snapshot, act, observe, extract)',
+    );
+  const url = page.url;
+  const goal = positionals[1];
+  if (!goal?.trim()) throw new UsageError('missing "<goal>"');
+  const maxSteps = intFlag(flags, 'max-steps');
+  const schema = typeof flags.schema === 'string' ? await readSchema(flags.schema) : undefined;
+  const required = flags.require as unknown as string[] | undefined;
+  const steps = flags.step as unknown as string[] | undefined;
+  const task = AgentTaskSchema.parse({
+    goal,
+    ...(schema ? { schema } : {}),
+    ...(maxSteps ? { maxSteps } : {}),
+    ...(required?.length ? { requiredFields: required } : {}),
+    ...(steps?.length ? { steps } : {}),
+  });
+  const vars = variables(flags.var as unknown as string[] | undefined);
+  const policy = policyForCli(page);
+  const llm = await modelFor(typeof flags.model === 'string' ? { model: flags.model } : {}, { policy });
+  if (!llm) throw new Error(`the agent needs a model. ${noModelError().message}`);
+  const root = resolve(typeof flags.out === 'string' ? flags.out : 'evidence');
+  const evidence = new LocalEvidenceStore(root);
+  const deps: AgentDeps = {
+    runStore: new LocalRunStore(join(root, '.runs')),
+    evidence,
+    llm,
+    newPage: async () => {
+      const s = await openSession({ policy });
+      return { page: s.page, close: () => s.close() };
+    },
+    checkNavigation: (u) => assertNavigable(u, policy),
+    ...(vars ? { variables: vars } : {}),
+    onStep: (s) => out(formatStep(s)),
+  };
+  const runId = `${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, '')}_${randomUUID().slice(0, 8)}`;
+  try {
+    const state = await runAgent({ tenant: 'local', runId, sampleId: 'main', task, url }, deps);
+    out(
+      JSON.stringify(
+        {
+          status: state.status,
+          reason: state.reason,
+          data: state.data,
+          steps: state.step,
+          usage: state.usage,
+          evidence: state.evidence.map((e) => ({ path: evidence.pathOf(e.key), sha256: e.sha256 })),
+        },
+        null,
+        2,
+      ),
+    );
+    return state.status === 'done' ? 0 : 1;
+  } finally {
+    await closeSharedBrowser();
+  }
+}
