@@ -84,6 +84,7 @@ const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string; abo
       'Runs one task over many URLs (one sample per row) through the run state machine, with a progress bar.\n' +
       '  --task spec.json    the task spec (goal, schema, required fields, limits)\n' +
       '  --input file.csv    samples: sample_id,url plus input columns; or --url URL for one\n' +
+      '                      (neither when the spec has a discovery block: its listings give the samples)\n' +
       '  --prompt "…"        let the model write the spec and the samples (saved as generated_task_spec.json)\n' +
       '  --concurrency N     samples at once\n' +
       '  --resume RUN_ID     skip finished samples and continue the others from their checkpoints\n' +

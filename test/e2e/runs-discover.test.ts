@@ -1,7 +1,11 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
+import { closeSharedBrowser } from '../../lib/browser/session.ts';
 import { readItemSource } from '../../lib/runs/discover/item-source.ts';
 import { runHandlers } from '../../lib/runs/handlers.ts';
 import { startLocalRun } from '../../lib/runs/local-runner.ts';
@@ -28,6 +32,7 @@ beforeAll(async () => {
   titleModel(llm);
 });
 afterAll(async () => {
+  await closeSharedBrowser();
   await closeGuardProxies();
   await browser?.close();
   await site?.close();
@@ -77,5 +82,46 @@ describe('a run that discovers its samples', () => {
     expect(rows.map((r) => r.title)).toEqual(Array.from({ length: 12 }, (_, i) => `Item ${i + 1}`));
     expect(rows.every((r) => r.status === 'done')).toBe(true);
     expect(log.find((e) => e.msg === 'discovery done')).toMatchObject({ runId: input.runId, urls: 12 });
+  });
+
+  it('browserfn run --task with a discovery block needs no --input: the listing gives the samples', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'bfn-cli-disc-'));
+    Object.assign(process.env, {
+      OPENAI_API_KEY: 'sk-test',
+      OPENAI_BASE_URL: llm.openaiBaseURL,
+      BROWSERFN_MODEL: 'openai/gpt-4.1-mini',
+    });
+    try {
+      const task = join(dir, 'spec.json');
+      await writeFile(
+        task,
+        JSON.stringify({
+          goal: 'the product name shown as the page title',
+          outputSchema: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] },
+          discovery: {
+            listings: [`${site.url}/listing.html?pages=2&per=3`],
+            linkSelector: 'a.item',
+            maxUrls: 5,
+          },
+        }),
+      );
+      const { runCommand } = await import('../../lib/cli/run.ts');
+      const lines: string[] = [];
+      const code = await runCommand(['--task', task, '--out', dir], (l) => lines.push(l));
+      expect(code).toBe(0);
+      expect(lines.some((l) => / done: 5 done$/.test(l))).toBe(true);
+      const csvPath = lines.find((l) => l.startsWith('combined.csv: '))!.slice('combined.csv: '.length);
+      const rows = parse(await readFile(csvPath, 'utf8'), { columns: true }) as Record<string, string>[];
+      // 2 pages of 3 (6 distinct items), capped at 5.
+      expect(rows.map((r) => [r.sample_id, r.title])).toEqual([
+        ['d000001', 'Item 1'],
+        ['d000002', 'Item 2'],
+        ['d000003', 'Item 3'],
+        ['d000004', 'Item 4'],
+        ['d000005', 'Item 5'],
+      ]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
