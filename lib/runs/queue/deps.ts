@@ -14,7 +14,8 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { type Stores, storesFromEnv } from '../../store/config.ts';
 import { type RunDeps, runHandlers } from '../handlers.ts';
-import type { QueueDeps, RunSample } from './consumer.ts';
+import { parseTaskSpec, SpecError } from '../task-spec.ts';
+import { PermanentError, type QueueDeps, type RunSample } from './consumer.ts';
 import { sqsDeadLetter, sqsSendOutput } from './sqs.ts';
 
 type Env = Record<string, string | undefined>;
@@ -42,6 +43,13 @@ function positiveInt(env: Env, name: string, fallback: number): number {
 export function sliceLoop(deps: RunDeps): RunSample {
   const handlers = runHandlers(deps);
   return async (job) => {
+    try {
+      parseTaskSpec(job.spec);
+    } catch (err) {
+      // A spec no sample can run never gets better on a redelivery: straight to the DLQ with the field.
+      if (err instanceof SpecError) throw new PermanentError(err.message);
+      throw err;
+    }
     const ids = { tenant: job.tenant, runId: job.runId, sampleId: job.sampleId };
     // The slice handler fails a sample that needs more than its spec's maxSlices: this loop ends.
     for (;;) {
