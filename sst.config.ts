@@ -61,6 +61,7 @@ export default $config({
     };
     const fns = {
       api: make('api', { url: true }),
+      plan: make('plan'),
       agentSlice: make('agentSlice'),
       discover: make('discover'),
       merge: make('merge'),
@@ -74,6 +75,7 @@ export default $config({
       stateMachineArn,
       functionArns: $resolve({
         api: fns.api.arn,
+        plan: fns.plan.arn,
         agentSlice: fns.agentSlice.arn,
         discover: fns.discover.arn,
         merge: fns.merge.arn,
@@ -112,9 +114,7 @@ export default $config({
       name: stateMachineName,
       type: 'STANDARD',
       roleArn: role.arn,
-      definition: $resolve({ r: stackResources, bucketName: bucket.name }).apply(({ r, bucketName }) =>
-        JSON.stringify(awsStateMachine(r.functionArns, bucketName)),
-      ),
+      definition: stackResources.apply((r) => JSON.stringify(awsStateMachine(r.functionArns))),
     });
 
     return {

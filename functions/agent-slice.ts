@@ -1,3 +1,5 @@
+import { sharedBrowser } from '../lib/browser/session.ts';
+import { withInvocationTmp } from './invocation-tmp.ts';
 import { handlers } from './run-handlers.ts';
 
 /**
@@ -5,4 +7,5 @@ import { handlers } from './run-handlers.ts';
  * `{ tenant, runId, sampleId }` → `{ final, status }`. A thrown error reaches the state machine,
  * which retries service errors and turns anything else into the sample's `failed` result.
  */
-export const handler = (event: unknown) => handlers.slice(event);
+export const handler = (event: unknown) =>
+  withInvocationTmp(() => handlers.slice(event), { warm: sharedBrowser });

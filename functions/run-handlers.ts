@@ -1,32 +1,52 @@
+import { join } from 'node:path';
 import { modelFor } from '../lib/api/run-op.ts';
 import { policyFromEnv } from '../lib/browser/guard-policy.ts';
 import { sharedBrowser } from '../lib/browser/session.ts';
 import { agentSliceRunner } from '../lib/runs/agent-slice-binding.ts';
 import { runHandlers } from '../lib/runs/handlers.ts';
+import { jsonLog } from '../lib/runs/json-log.ts';
+import type { SampleRuntime } from '../lib/runs/queue/deps.ts';
 import { itemsInBucket } from '../lib/runs/run-records.ts';
 import { storesFromEnv } from '../lib/store/config.ts';
+import { LocalEvidenceStore } from '../lib/store/local-evidence-store.ts';
+import { LocalRunStore } from '../lib/store/local-run-store.ts';
+import type { EvidenceStore, RunStore } from '../lib/store/ports.ts';
 
 /**
- * The run handlers as the Lambdas (agent-slice, plan, merge) use them: one set per container, the
- * browser kept warm between invocations. Stores from the environment (lib/store/config.ts): on AWS
- * BROWSERFN_TABLE + BROWSERFN_BUCKET (DynamoDB + S3); unset, local files.
+ * The run handlers as the Lambdas (plan, discover, agent-slice, merge) use them: one set per container,
+ * the browser kept warm between invocations. Stores: DynamoDB + S3 when BROWSERFN_TABLE /
+ * BROWSERFN_BUCKET are set (lib/store/config.ts), else local files under BROWSERFN_DATA_DIR.
  */
-const env = process.env;
-const stores = storesFromEnv(env);
-const policy = policyFromEnv();
-const bucket = env.BROWSERFN_BUCKET?.trim();
+export function lambdaStores(env = process.env): { runStore: RunStore; evidence: EvidenceStore } {
+  if (env.BROWSERFN_TABLE?.trim() || env.BROWSERFN_BUCKET?.trim()) {
+    const s = storesFromEnv(env);
+    return { runStore: s.runs, evidence: s.evidence };
+  }
+  const root = env.BROWSERFN_DATA_DIR ?? '/tmp/browserfn';
+  return {
+    runStore: new LocalRunStore(join(root, 'runs')),
+    evidence: new LocalEvidenceStore(join(root, 'evidence')),
+  };
+}
 
-export const handlers = runHandlers({
-  runStore: stores.runs,
-  evidence: stores.evidence,
+const policy = policyFromEnv();
+const bucket = process.env.BROWSERFN_BUCKET;
+
+/** What every sample needs besides the stores; shared with the queue consumer (functions/queue.ts). */
+export const runtime: SampleRuntime = {
   slices: agentSliceRunner,
   browser: sharedBrowser,
   policy,
   llmFor: (model) => modelFor(model ? { model } : {}, { policy }),
   // Leave time to checkpoint before the state's TimeoutSeconds and Lambda's own limit (infra/stack.ts
   // sets BROWSERFN_SLICE_MS from the function's timeout).
-  sliceBudgetMs: Number(env.BROWSERFN_SLICE_MS ?? 540_000),
-  // A planned run writes its sample ids where the Distributed Map reads them.
-  ...(bucket ? { items: itemsInBucket(bucket, env.BROWSERFN_EVIDENCE_PREFIX?.trim() ?? '') } : {}),
-  log: (e) => console.log(JSON.stringify(e)),
+  sliceBudgetMs: Number(process.env.BROWSERFN_SLICE_MS ?? 540_000),
+  log: jsonLog(),
+};
+
+export const handlers = runHandlers({
+  ...lambdaStores(),
+  ...runtime,
+  // A planned or discovered run writes its sample ids where the Distributed Map reads them.
+  ...(bucket ? { items: itemsInBucket(bucket, process.env.BROWSERFN_EVIDENCE_PREFIX?.trim() ?? '') } : {}),
 });

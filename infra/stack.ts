@@ -14,7 +14,7 @@ export interface StackResources {
   functionArns: Record<FunctionName, string>;
 }
 
-export type FunctionName = 'api' | 'agentSlice' | 'discover' | 'merge' | 'queue';
+export type FunctionName = 'api' | 'plan' | 'agentSlice' | 'discover' | 'merge' | 'queue';
 
 export interface Grant {
   actions: string[];
@@ -49,6 +49,14 @@ export const FUNCTIONS: Record<FunctionName, FunctionSpec> = {
     memoryMb: 2048,
     timeoutSeconds: 300,
     browser: true,
+    environment: {},
+  },
+  // No browser: one model call that turns a prompt into a task spec and samples.
+  plan: {
+    handler: 'functions/plan.handler',
+    memoryMb: 1024,
+    timeoutSeconds: 300,
+    browser: false,
     environment: {},
   },
   agentSlice: {
@@ -109,6 +117,12 @@ export function grantsFor(name: FunctionName, r: StackResources): Grant[] {
           resources: [executionArns(r.stateMachineArn)],
         },
       ];
+    case 'plan':
+      return [
+        { actions: [...TABLE_READ, ...TABLE_WRITE], resources: table },
+        // generated_task_spec.json and, on AWS, the Map's items.json.
+        { actions: OBJECT_WRITE, resources: objects },
+      ];
     case 'agentSlice':
       return [
         { actions: [...TABLE_READ, ...TABLE_WRITE], resources: table },
@@ -117,7 +131,8 @@ export function grantsFor(name: FunctionName, r: StackResources): Grant[] {
     case 'discover':
       return [
         { actions: [...TABLE_READ, ...TABLE_WRITE], resources: table },
-        { actions: OBJECT_WRITE, resources: objects },
+        // Reads a planned run's generated spec; writes the item source and the Map's items.json.
+        { actions: [...OBJECT_READ, ...OBJECT_WRITE], resources: objects },
       ];
     case 'merge':
       return [
@@ -140,9 +155,12 @@ export function executionArns(stateMachineArn: string): string {
   return `${stateMachineArn.replace(':stateMachine:', ':execution:')}:*`;
 }
 
+/** The functions the run state machine's Task states call. */
+export const STATE_MACHINE_FUNCTIONS: FunctionName[] = ['plan', 'discover', 'agentSlice', 'merge'];
+
 /** The state machine's own role: invoke the run's functions, read the item list, run its child Map. */
 export function stateMachineGrants(r: StackResources): Grant[] {
-  const invoked: FunctionName[] = ['agentSlice', 'discover', 'merge'];
+  const invoked: FunctionName[] = STATE_MACHINE_FUNCTIONS;
   return [
     { actions: ['lambda:InvokeFunction'], resources: invoked.map((f) => r.functionArns[f]) },
     { actions: ['s3:GetObject'], resources: [`${r.bucketArn}/*`] },

@@ -3,13 +3,15 @@
  * Functions and the local runner (aws-local-stepfunctions) execute the same definition.
  *
  *   Plan? ─(prompt given)→ Plan ─┐
- *     └──────────────────────────┴→ Samples (Map over sample ids)
+ *     └──────────────────────────┴→ Discover? ─(discovery given)→ Discover ─┐
+ *                                     └────────────────────────────────────┴→ Samples (Map over sample ids)
  *                                      Slice ─→ Sample ended? ─(no)→ Slice …
  *                                        │ crash            └(yes)→ Sample done
  *                                        └→ Record crash ─────────→ Sample done
  *                                   → Merge
  *
- * Payloads stay small: the execution input is `{ tenant, runId, concurrency, items | itemsKey }` and a
+ * Payloads stay small: the execution input is `{ tenant, runId, concurrency, items | itemsKey }` (plus
+ * `prompt` or `discovery: true` when the samples are still to be planned or discovered) and a
  * sample's loop carries only its ids; the agent's state lives in the RunStore checkpoint.
  */
 
@@ -18,7 +20,7 @@ export type StateMachineMode = 'aws' | 'local';
 export interface StateMachineOptions {
   mode: StateMachineMode;
   /** Lambda ARNs of the task states (the local runner binds handlers by state name instead). */
-  functions: { plan: string; slice: string; merge: string };
+  functions: { plan: string; slice: string; merge: string; discover: string };
   /** Per-slice time limit; the slice handler stops its agent well before it (default 600 s). */
   sliceTimeoutSeconds?: number;
   /** Samples whose whole loop may fail (even recording the crash) before the run fails (default 5 %). */
@@ -33,6 +35,8 @@ export type Asl = Record<string, unknown>;
 export const STATE = {
   planChoice: 'Plan?',
   plan: 'Plan',
+  discoverChoice: 'Discover?',
+  discover: 'Discover',
   samples: 'Samples',
   slice: 'Slice',
   ended: 'Sample ended?',
@@ -137,13 +141,13 @@ function samplesMap(o: StateMachineOptions, sliceTimeout: number): Asl {
 export function runStateMachine(o: StateMachineOptions): Asl {
   const sliceTimeout = o.sliceTimeoutSeconds ?? 600;
   return {
-    Comment: `browserfn run (${o.mode}): plan?, then every sample's agent loop in slices, then merge`,
+    Comment: `browserfn run (${o.mode}): plan?, discover?, then every sample's agent loop in slices, then merge`,
     StartAt: STATE.planChoice,
     States: {
       [STATE.planChoice]: {
         Type: 'Choice',
         Choices: [{ Variable: '$.prompt', IsPresent: true, Next: STATE.plan }],
-        Default: STATE.samples,
+        Default: STATE.discoverChoice,
       },
       [STATE.plan]: {
         Type: 'Task',
@@ -152,6 +156,22 @@ export function runStateMachine(o: StateMachineOptions): Asl {
         TimeoutSeconds: 300,
         // No ResultPath: the plan's output (ids, concurrency, items or their S3 key) replaces the input.
         // (An explicit "$" means the same in ASL, but aws-local-stepfunctions 3 mishandles it.)
+        Retry: [serviceRetry(4)],
+        Next: STATE.discoverChoice,
+      },
+      [STATE.discoverChoice]: {
+        Type: 'Choice',
+        Choices: [{ Variable: '$.discovery', IsPresent: true, Next: STATE.discover }],
+        Default: STATE.samples,
+      },
+      [STATE.discover]: {
+        Type: 'Task',
+        Comment:
+          'Listing pages → sample URLs, stored as the item source and the run samples; returns their ids or S3 key.',
+        Resource: o.functions.discover,
+        Parameters: { 'tenant.$': '$.tenant', 'runId.$': '$.runId', 'concurrency.$': '$.concurrency' },
+        TimeoutSeconds: 900,
+        // Like Plan, the output (the Map's input) replaces the state's input.
         Retry: [serviceRetry(4)],
         Next: STATE.samples,
       },
@@ -174,4 +194,5 @@ export const LOCAL_FUNCTIONS = {
   plan: 'arn:aws:lambda:us-east-1:000000000000:function:browserfn-plan',
   slice: 'arn:aws:lambda:us-east-1:000000000000:function:browserfn-agent-slice',
   merge: 'arn:aws:lambda:us-east-1:000000000000:function:browserfn-merge',
+  discover: 'arn:aws:lambda:us-east-1:000000000000:function:browserfn-discover',
 };

@@ -2,6 +2,7 @@ import { intFlag, parse, UsageError } from './args.ts';
 import { REPORT_USAGE, RUN_USAGE, VERIFY_USAGE } from './run-usage.ts';
 import { SNAPSHOT_USAGE, snapshotCommand } from './snapshot.ts';
 import { ACT_USAGE, EXTRACT_USAGE, OBSERVE_USAGE } from './usage.ts';
+import { WORKER_USAGE } from './worker-usage.ts';
 
 const COMMON_HELP =
   '  --model provider/model   e.g. openai/gpt-4.1-mini (default: BROWSERFN_MODEL; none = zero-token tier only)\n' +
@@ -83,10 +84,21 @@ const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string; abo
       'Runs one task over many URLs (one sample per row) through the run state machine, with a progress bar.\n' +
       '  --task spec.json    the task spec (goal, schema, required fields, limits)\n' +
       '  --input file.csv    samples: sample_id,url plus input columns; or --url URL for one\n' +
+      '                      (neither when the spec has a discovery block: its listings give the samples)\n' +
       '  --prompt "…"        let the model write the spec and the samples (saved as generated_task_spec.json)\n' +
       '  --concurrency N     samples at once\n' +
       '  --resume RUN_ID     skip finished samples and continue the others from their checkpoints\n' +
       '  --out DIR           where runs and evidence are kept (default: the current directory)',
+  },
+  worker: {
+    run: async () => (await import('./worker.ts')).workerCommand,
+    usage: WORKER_USAGE,
+    about:
+      'Polls an SQS queue and runs each job message (a task and its URLs) as samples, as the queue Lambda does;\n' +
+      'results go to the stores (BROWSERFN_TABLE / BROWSERFN_BUCKET, else local files), once per job and URL.\n' +
+      '  --queue URL   the job queue (BROWSERFN_SQS_ENDPOINT for an SQS-compatible server)\n' +
+      '  --dlq URL     where failing messages go with their reason (default BROWSERFN_DLQ_URL)\n' +
+      '  --idle N      stop after N empty polls (default: run until Ctrl-C)',
   },
   report: {
     run: async () => (await import('./run-tools.ts')).reportCommand,

@@ -120,8 +120,12 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
     if (typeof flags.task !== 'string')
       throw new UsageError('give --task spec.json, --prompt "…" or --resume RUN_ID');
     const spec = await specFrom(flags, concurrency);
-    const samples = await samplesFrom(flags);
-    hosts = samples.map((s) => new URL(s.url).host);
+    // A spec with a discovery block finds its own samples (the Discover state) unless some are given.
+    const discovering = spec.discovery !== undefined && flags.input === undefined && flags.url === undefined;
+    const samples = discovering ? [] : await samplesFrom(flags);
+    hosts = discovering
+      ? spec.discovery!.listings.map((u) => new URL(u).host)
+      : samples.map((s) => new URL(s.url).host);
     input = await createRun(runStore, evidence, { tenant: CLI_TENANT, spec, samples });
   }
   // The operator named these URLs: their hosts may be loaded (redirects elsewhere are still checked).

@@ -1,5 +1,5 @@
 /**
- * The task handlers of the run state machine: Plan, Slice (and Record crash), Merge. The local runner
+ * The task handlers of the run state machine: Plan, Discover, Slice (and Record crash), Merge. The local runner
  * binds them by state name; functions/agent-slice.ts, functions/merge.ts and functions/plan.ts call
  * the same functions on Lambda. Inputs are validated: they arrive from a state machine.
  */
@@ -13,6 +13,7 @@ import { openSession } from '../browser/session.ts';
 import type { LlmClient } from '../llm/types.ts';
 import { evidenceKey, keySegment } from '../store/keys.ts';
 import type { EvidenceStore, JsonObject, RunStore, SampleStatus } from '../store/ports.ts';
+import { discoverHandler } from './discover/handler.ts';
 import { manifestedEvidence } from './manifested-evidence.ts';
 import { mergeRun } from './merge.ts';
 import { planRun } from './planner.ts';
@@ -179,6 +180,7 @@ export function runHandlers(deps: RunDeps) {
         url: sample.url,
         input: sample.input,
       });
+    deps.log?.({ level: 'info', msg: 'slice start', tenant, runId, sampleId, step: state.step });
     if (isFinal(state.status)) {
       // Killed after the final checkpoint but before the result: finish the write, nothing else.
       await writeResultFromState(deps, state);
@@ -221,6 +223,7 @@ export function runHandlers(deps: RunDeps) {
         status,
         reason: stored?.reason ?? state.reason ?? '',
       });
+    deps.log?.({ level: 'info', msg: 'slice end', tenant, runId, sampleId, step: state.step, status, final });
     deps.onSlice?.({ sampleId, status, final });
     return { final, status };
   }
@@ -260,7 +263,7 @@ export function runHandlers(deps: RunDeps) {
     return { tenant: e.tenant, runId: e.runId, counts: out.totals.counts, manifestHead: out.manifestHead };
   }
 
-  return { plan, slice, merge };
+  return { plan, slice, merge, discover: discoverHandler(deps) };
 }
 
 export type RunHandlers = ReturnType<typeof runHandlers>;

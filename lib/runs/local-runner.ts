@@ -56,13 +56,17 @@ export function startLocalRun(
   const pauses =
     options.retryPauseMs !== undefined
       ? Object.fromEntries(
-          [STATE.plan, STATE.slice, STATE.crash, STATE.merge].map((s) => [s, options.retryPauseMs!]),
+          [STATE.plan, STATE.discover, STATE.slice, STATE.crash, STATE.merge].map((s) => [
+            s,
+            options.retryPauseMs!,
+          ]),
         )
       : undefined;
   const execution = machine.run(input as never, {
     overrides: {
       taskResourceLocalHandlers: {
         [STATE.plan]: local(handlers.plan),
+        [STATE.discover]: local(handlers.discover),
         [STATE.slice]: local(handlers.slice),
         // Record crash is the slice function called with the caught error (as on Lambda).
         [STATE.crash]: local(handlers.slice),

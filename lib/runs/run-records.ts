@@ -15,6 +15,8 @@ export interface ExecutionInput {
   runId: string;
   concurrency: number;
   prompt?: string;
+  /** Present when the samples are still to be discovered from the spec's listings (the Discover state). */
+  discovery?: true;
   items?: string[];
   itemsBucket?: string;
   itemsKey?: string;
@@ -121,6 +123,8 @@ export async function createRun(
   });
   if (written === 'exists') throw new Error(`run ${runId} already exists`);
   if (planned) return { tenant: init.tenant, runId, concurrency: init.concurrency ?? 4, prompt: init.prompt };
+  if (init.samples.length === 0 && init.spec.discovery)
+    return { tenant: init.tenant, runId, concurrency: init.spec.concurrency, discovery: true };
   await store.putSamples(sampleRecords(init.tenant, runId, init.samples, now));
   return executionInput(
     evidence,
@@ -174,6 +178,9 @@ export async function resumeInput(
     return { tenant, runId, concurrency: overrides.concurrency ?? 4, prompt: run.spec.prompt };
   const spec = await loadSpec(evidence, run);
   await store.updateRun(tenant, runId, { status: 'running' });
+  if (samples.length === 0 && spec.discovery)
+    // Discovery never finished: discover again.
+    return { tenant, runId, concurrency: overrides.concurrency ?? spec.concurrency, discovery: true };
   return executionInput(
     evidence,
     tenant,

@@ -24,6 +24,19 @@ export const AuthProfileSchema = z
   })
   .describe('saved cookies and localStorage loaded into every sample context (a signed-in profile)');
 
+export const DiscoverySchema = z
+  .object({
+    listings: z.array(z.url()).min(1).max(100).describe('listing pages the sample URLs are collected from'),
+    linkSelector: z.string().min(1).optional().describe('CSS selector of the sample links (zero tokens)'),
+    include: z.string().min(1).optional().describe('keep only URLs matching this regex or * glob'),
+    exclude: z.string().min(1).optional().describe('drop URLs matching this regex or * glob'),
+    instruction: z.string().min(1).optional().describe('ask the model for the links instead (costs tokens)'),
+    maxUrls: z.number().int().min(1).max(100_000).optional().describe('most sample URLs (default 10,000)'),
+    maxPages: z.number().int().min(1).max(10_000).optional().describe('most listing pages per listing'),
+  })
+  .strict()
+  .describe('collect the samples from listing pages before the fan-out (the Discover state)');
+
 export const TaskSpecSchema = z
   .object({
     goal: z.string().trim().min(1).max(4000).describe('what the agent must do on each sample URL'),
@@ -68,6 +81,7 @@ export const TaskSpecSchema = z
       .max(1000)
       .default(50)
       .describe('slices (Lambda invocations) per sample before it is failed as stuck'),
+    discovery: DiscoverySchema.optional(),
   })
   .strict();
 

@@ -8,7 +8,6 @@
  *   npm run bench:runs                      (100 then 1,000 samples, concurrency 6)
  *   BENCH_SIZES=50,200 BENCH_CONCURRENCY=4 npm run bench:runs
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
@@ -22,60 +21,13 @@ import { parseTaskSpec } from '../../lib/runs/task-spec.ts';
 import { startScriptedModel } from '../support/llm-server.ts';
 import { modelConfig } from '../support/ops-env.ts';
 import { finishWith, headingIn, tempStores } from '../support/runs-env.ts';
+import { awsCost } from './lib/aws-cost.ts';
+import { productPage } from './lib/product-page.ts';
 import { percentile, round, table } from './lib/report.ts';
+import { treeRssBytes } from './lib/rss.ts';
 
 const SIZES = (process.env.BENCH_SIZES ?? '100,1000').split(',').map(Number);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 6);
-
-/** A real-looking product page: nav, breadcrumbs, heading, price, specs table, reviews, footer. */
-function productPage(n: number): string {
-  const name = `Product ${n} ${['Lamp', 'Chair', 'Desk', 'Shelf', 'Rug'][n % 5]}`;
-  const specs = Array.from(
-    { length: 8 },
-    (_, i) => `<tr><th>Spec ${i + 1}</th><td>${(n * 7 + i) % 97} units</td></tr>`,
-  ).join('');
-  const reviews = Array.from(
-    { length: 4 },
-    (_, i) =>
-      `<li><b>Reviewer ${i}</b> <span>${(n + i) % 5} stars</span><p>Solid build, fair price, arrived on day ${i + 2}.</p></li>`,
-  ).join('');
-  const nav = Array.from({ length: 12 }, (_, i) => `<a href="/c/${i}">Category ${i}</a>`).join(' ');
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${name}</title>
-<style>body{font:15px sans-serif;margin:0}header,footer{background:#eef;padding:8px}main{padding:16px}</style></head>
-<body><header><nav>${nav}</nav><form role="search"><input aria-label="Search" name="q"><button>Search</button></form></header>
-<main><nav aria-label="Breadcrumb"><a href="/">Home</a> › <a href="/c/${n % 12}">Category ${n % 12}</a></nav>
-<h1>${name}</h1><p class="price">$${(n % 400) + 19}.99</p><button>Add to cart</button>
-<p>${'A well made item for everyday use. '.repeat(6)}</p><table>${specs}</table>
-<section><h2>Reviews</h2><ul>${reviews}</ul></section></main>
-<footer>${Array.from({ length: 10 }, (_, i) => `<a href="/f/${i}">Footer link ${i}</a>`).join(' ')}</footer></body></html>`;
-}
-
-/** RSS of this process plus every descendant (Chromium's browser, renderer and GPU processes). */
-function treeRssBytes(): number {
-  const children = new Map<number, number[]>();
-  const rss = new Map<number, number>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const ppid = Number(fields[1]);
-      const pid = Number(name);
-      rss.set(pid, Number(fields[21]) * 4096);
-      children.set(ppid, [...(children.get(ppid) ?? []), pid]);
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  let total = 0;
-  const stack = [process.pid];
-  while (stack.length) {
-    const pid = stack.pop()!;
-    total += rss.get(pid) ?? 0;
-    stack.push(...(children.get(pid) ?? []));
-  }
-  return total;
-}
 
 interface Timings {
   browserMs: number;
@@ -185,62 +137,6 @@ async function main() {
   await closeGuardProxies();
   await llm.close();
   pages.close();
-}
-
-/** AWS cost per 1,000 pages before model cost, from the measured per-sample time. */
-function awsCost(sampleMs: number, slicesPerSample: number): string {
-  const memoryGb = 2; // Chromium wants 1.5–2 GB on Lambda
-  const lambdaGbSecond = 0.0000166667; // x86, us-east-1
-  const lambdaRequest = 0.2 / 1e6;
-  const coldStartMs = 1500; // unpacking Chromium + launch, amortised below
-  const samplesPerWarmContainer = 50;
-  const transition = 0.025 / 1000; // Standard workflows
-  // Per sample in the Distributed Map child: start, Slice, Sample ended?, Sample done (+ 2 per extra slice).
-  const transitions = 4 + 2 * Math.max(0, slicesPerSample - 1);
-  const ddbWrite = 0.625 / 1e6; // on-demand write request unit
-  const ddbWrites = 5; // sample running, checkpoint, result (conditional), sample final, rate bucket
-  const ddbRead = 0.125 / 1e6;
-  const ddbReads = 6; // result?, run, sample, checkpoint, spec, result after
-  const s3Put = 0.005 / 1000;
-  const s3Puts = 3; // screenshot, action log, checkpoint body when over the item limit
-  const s3Get = 0.0004 / 1000;
-  const seconds = (sampleMs + coldStartMs / samplesPerWarmContainer) / 1000;
-  const lines: [string, number, string][] = [
-    [
-      'Lambda compute',
-      seconds * memoryGb * lambdaGbSecond * 1000,
-      `${round(seconds, 2)} s × ${memoryGb} GB at $${lambdaGbSecond}/GB-s`,
-    ],
-    [
-      'Lambda requests',
-      slicesPerSample * lambdaRequest * 1000,
-      `${round(slicesPerSample, 2)} slice invocations/sample at $0.20/M`,
-    ],
-    [
-      'Step Functions',
-      transitions * transition * 1000,
-      `${transitions} transitions/sample at $0.025/1k (Standard)`,
-    ],
-    [
-      'DynamoDB',
-      (ddbWrites * ddbWrite + ddbReads * ddbRead) * 1000,
-      `${ddbWrites} writes + ${ddbReads} reads/sample, on demand`,
-    ],
-    ['S3', (s3Puts * s3Put + 2 * s3Get) * 1000, `${s3Puts} PUTs + 2 GETs/sample (merge, report)`],
-  ];
-  const total = lines.reduce((n, l) => n + l[1], 0);
-  return [
-    '\nestimated AWS cost per 1,000 pages (model cost excluded; us-east-1 list prices):',
-    table([
-      ['part', 'USD', 'assumption'],
-      ...lines.map(([a, b, c]) => [a, round(b, 4), c]),
-      [
-        'total',
-        round(total, 4),
-        `sample time ${round(sampleMs)} ms measured here (p50, one sample per slice)`,
-      ],
-    ]),
-  ].join('\n');
 }
 
 await main();

@@ -6,6 +6,7 @@ const AWS_FUNCTIONS = {
   plan: 'arn:aws:lambda:eu-west-1:123456789012:function:bfn-plan',
   slice: 'arn:aws:lambda:eu-west-1:123456789012:function:bfn-agent-slice',
   merge: 'arn:aws:lambda:eu-west-1:123456789012:function:bfn-merge',
+  discover: 'arn:aws:lambda:eu-west-1:123456789012:function:bfn-discover',
 };
 
 type State = Record<string, unknown> & { Type: string };
@@ -35,9 +36,17 @@ describe('run state machine (ASL)', () => {
     expect(states[STATE.planChoice]).toMatchObject({
       Type: 'Choice',
       Choices: [{ Variable: '$.prompt', IsPresent: true, Next: STATE.plan }],
+      Default: STATE.discoverChoice,
+    });
+    expect(states[STATE.plan]!.Next).toBe(STATE.discoverChoice);
+    // Discover is optional the same way: only when the input says the samples are still to be found.
+    expect(states[STATE.discoverChoice]).toMatchObject({
+      Type: 'Choice',
+      Choices: [{ Variable: '$.discovery', IsPresent: true, Next: STATE.discover }],
       Default: STATE.samples,
     });
-    expect(states[STATE.plan]!.Next).toBe(STATE.samples);
+    expect(states[STATE.discover]).toMatchObject({ Type: 'Task', Resource: LOCAL_FUNCTIONS.discover });
+    expect(states[STATE.discover]!.Next).toBe(STATE.samples);
     expect(states[STATE.samples]!.Next).toBe(STATE.merge);
     expect(states[STATE.merge]!.End).toBe(true);
   });

@@ -1,4 +1,6 @@
+import validator from 'asl-validator';
 import { describe, expect, it } from 'vitest';
+import { awsStateMachine } from '../../infra/aws-state-machine.ts';
 import {
   executionArns,
   FUNCTIONS,
@@ -8,6 +10,7 @@ import {
   type StackResources,
   stateMachineGrants,
 } from '../../infra/stack.ts';
+import { runStateMachine } from '../../infra/state-machine.ts';
 
 const resources: StackResources = {
   tableArn: 'arn:aws:dynamodb:eu-west-1:111122223333:table/runs',
@@ -17,6 +20,7 @@ const resources: StackResources = {
   stateMachineArn: 'arn:aws:states:eu-west-1:111122223333:stateMachine:runs',
   functionArns: {
     api: 'arn:aws:lambda:eu-west-1:111122223333:function:api',
+    plan: 'arn:aws:lambda:eu-west-1:111122223333:function:plan',
     agentSlice: 'arn:aws:lambda:eu-west-1:111122223333:function:agent-slice',
     discover: 'arn:aws:lambda:eu-west-1:111122223333:function:discover',
     merge: 'arn:aws:lambda:eu-west-1:111122223333:function:merge',
@@ -38,6 +42,7 @@ describe('stack grants', () => {
   it('give each function only the services its code calls', () => {
     const services = (n: FunctionName) => [...new Set(actionsOf(n).map((a) => a.split(':')[0]))].sort();
     expect(services('api')).toEqual(['dynamodb', 's3', 'states']);
+    expect(services('plan')).toEqual(['dynamodb', 's3']);
     expect(services('agentSlice')).toEqual(['dynamodb', 's3']);
     expect(services('discover')).toEqual(['dynamodb', 's3']);
     expect(services('merge')).toEqual(['dynamodb', 's3']);
@@ -53,6 +58,7 @@ describe('stack grants', () => {
     const invoke = stateMachineGrants(resources).find((g) => g.actions.includes('lambda:InvokeFunction'));
     expect(invoke?.resources.sort()).toEqual(
       [
+        resources.functionArns.plan,
         resources.functionArns.agentSlice,
         resources.functionArns.discover,
         resources.functionArns.merge,
@@ -72,5 +78,55 @@ describe('stack grants', () => {
     const sliceMs = Number(FUNCTIONS.agentSlice.environment.BROWSERFN_SLICE_MS);
     expect(sliceMs).toBeLessThan(FUNCTIONS.agentSlice.timeoutSeconds * 1000 - 60_000);
     expect(QUEUE.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(FUNCTIONS.queue.timeoutSeconds * 2);
+  });
+});
+
+/** Every Task state's Resource, the Map's own loop included. */
+function taskResources(asl: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const state of Object.values(asl.States as Record<string, Record<string, unknown>>)) {
+    if (state.Type === 'Task') out.push(state.Resource as string);
+    const inner = state.ItemProcessor as Record<string, unknown> | undefined;
+    if (inner) out.push(...taskResources(inner));
+  }
+  return out;
+}
+
+describe('deployed state machine', () => {
+  const deployed = awsStateMachine(resources.functionArns) as Record<string, unknown>;
+
+  it('is exactly the runs state machine (aws mode) bound to the stack functions', () => {
+    expect(deployed).toEqual(
+      runStateMachine({
+        mode: 'aws',
+        functions: {
+          plan: resources.functionArns.plan,
+          discover: resources.functionArns.discover,
+          slice: resources.functionArns.agentSlice,
+          merge: resources.functionArns.merge,
+        },
+      }),
+    );
+    expect((deployed.States as Record<string, { ItemReader?: unknown }>).Samples?.ItemReader).toBeDefined();
+  });
+
+  it('calls only functions of the stack that its role may invoke, and each of them', () => {
+    const invocable = stateMachineGrants(resources).find((g) => g.actions.includes('lambda:InvokeFunction'))!;
+    const called = new Set(taskResources(deployed));
+    const stackArns = new Set(Object.values(resources.functionArns));
+    for (const arn of called) {
+      expect(stackArns.has(arn)).toBe(true);
+      expect(invocable.resources).toContain(arn);
+    }
+    expect([...called].sort()).toEqual([...invocable.resources].sort());
+    // The API and the queue consumer are never called by the state machine.
+    expect(called.has(resources.functionArns.api)).toBe(false);
+    expect(called.has(resources.functionArns.queue)).toBe(false);
+  });
+
+  it('passes asl-validator', () => {
+    const { isValid, errors } = validator(structuredClone(deployed));
+    expect(errors).toEqual([]);
+    expect(isValid).toBe(true);
   });
 });

@@ -62,7 +62,7 @@ async function resolveSpec(message: QueueMessage, deps: QueueDeps): Promise<Json
 }
 
 /** A failure no retry can fix (a missing spec): dead-lettered at once. */
-class PermanentError extends Error {}
+export class PermanentError extends Error {}
 
 function rateLimitFor(spec: JsonObject, url: string): RateLimit | undefined {
   const limits = spec.rateLimits as Record<string, number> | undefined;

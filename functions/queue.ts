@@ -1,0 +1,34 @@
+import { sharedBrowser } from '../lib/browser/session.ts';
+import { type BatchResponse, handleQueueBatch } from '../lib/runs/queue/consumer.ts';
+import { type QueueSetup, queueDepsFromEnv } from '../lib/runs/queue/deps.ts';
+import { withInvocationTmp } from './invocation-tmp.ts';
+import { runtime } from './run-handlers.ts';
+
+/** The part of Lambda's SQS event we read (the subscription asks for partial batch responses). */
+export interface SqsEvent {
+  Records: {
+    messageId: string;
+    body: string;
+    attributes?: { ApproximateReceiveCount?: string };
+  }[];
+}
+
+let setup: QueueSetup | undefined;
+
+/**
+ * SQS → each message's URLs run as samples of the job's run; `batchItemFailures` names the messages to
+ * redeliver, so one bad message does not bring its whole batch back.
+ */
+export const handler = (event: SqsEvent): Promise<BatchResponse> =>
+  withInvocationTmp(
+    () => {
+      setup ??= queueDepsFromEnv(runtime);
+      const records = (event.Records ?? []).map((r) => ({
+        messageId: r.messageId,
+        body: r.body,
+        receiveCount: Number(r.attributes?.ApproximateReceiveCount ?? 1),
+      }));
+      return handleQueueBatch(records, setup.deps);
+    },
+    { warm: sharedBrowser },
+  );
