@@ -12,6 +12,7 @@ import { startLocalRun } from '../../lib/runs/local-runner.ts';
 import { createRun } from '../../lib/runs/run-records.ts';
 import { parseTaskSpec } from '../../lib/runs/task-spec.ts';
 import { evidenceKey } from '../../lib/store/keys.ts';
+import { verifyRun } from '../../lib/store/manifest-store.ts';
 import { startBrowser } from '../support/browser.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
@@ -82,6 +83,11 @@ describe('a run that discovers its samples', () => {
     expect(rows.map((r) => r.title)).toEqual(Array.from({ length: 12 }, (_, i) => `Item ${i + 1}`));
     expect(rows.every((r) => r.status === 'done')).toBe(true);
     expect(log.find((e) => e.msg === 'discovery done')).toMatchObject({ runId: input.runId, urls: 12 });
+    // The discovered URL list is sealed in the manifest with everything else.
+    const run = await stores.runStore.getRun(tenant, input.runId);
+    expect(await verifyRun(stores.evidence, tenant, input.runId, run?.manifestHead)).toMatchObject({
+      ok: true,
+    });
   });
 
   it('browserfn run --task with a discovery block needs no --input: the listing gives the samples', async () => {
