@@ -204,7 +204,12 @@ describe('queue consumer', () => {
           QueueUrl: source,
           MessageBody: JSON.stringify({
             jobId: `r${m}`,
-            task: { spec: { rateLimits: { '127.0.0.1': rate } } },
+            task: {
+              spec: {
+                goal: 'read the heading',
+                rateLimits: { [`127.0.0.1:${site.port}`]: { ratePerSecond: rate } },
+              },
+            },
             urls: [site.url + '/index.html', site.url + '/login.html'],
           }),
         }),

@@ -5,7 +5,8 @@
  */
 import { keySegment } from '../../store/keys.ts';
 import type { EvidenceStore, JsonObject, RateLimit, ResultRecord, RunStore } from '../../store/ports.ts';
-import { rateKey, waitForToken } from '../../store/rate-gate.ts';
+import { waitForToken } from '../../store/rate-gate.ts';
+import { rateLimitFor, type TaskSpec } from '../task-spec.ts';
 import { parseQueueMessage, type QueueMessage, runIdForJob, sampleIdFor } from './message.ts';
 
 export interface QueueRecord {
@@ -40,6 +41,8 @@ export interface QueueDeps {
   deadLetter: (body: string, reason: string) => Promise<void>;
   /** Sends one result onwards (an output queue named by the message). */
   sendOutput?: (queueUrl: string, result: ResultRecord) => Promise<void>;
+  /** The runner waits for the host's rate limit itself (the run's slice does): do not take a token twice. */
+  runnerPaces?: boolean;
   /** After this many deliveries a failing message is dead-lettered (match the queue's redrive policy). */
   maxReceiveCount: number;
   log?: (event: { msg: string; [k: string]: unknown }) => void;
@@ -64,10 +67,11 @@ async function resolveSpec(message: QueueMessage, deps: QueueDeps): Promise<Json
 /** A failure no retry can fix (a missing spec): dead-lettered at once. */
 export class PermanentError extends Error {}
 
-function rateLimitFor(spec: JsonObject, url: string): RateLimit | undefined {
-  const limits = spec.rateLimits as Record<string, number> | undefined;
-  const perSecond = limits?.[rateKey(url)] ?? limits?.['*'];
-  return typeof perSecond === 'number' && perSecond > 0 ? { ratePerSecond: perSecond } : undefined;
+/** The spec's limit for a URL's host, in the task spec's own format (`{ host: { ratePerSecond } }`). */
+function hostLimit(spec: JsonObject, url: string): { key: string; limit: RateLimit } | undefined {
+  const limit = rateLimitFor(spec as Pick<TaskSpec, 'rateLimits'>, url);
+  // The same bucket key the run's slices use: queue workers and runs share one budget per host.
+  return limit ? { key: `host:${limit.host}`, limit } : undefined;
 }
 
 async function processMessage(record: QueueRecord, message: QueueMessage, deps: QueueDeps): Promise<void> {
@@ -100,8 +104,8 @@ async function processMessage(record: QueueRecord, message: QueueMessage, deps: 
     const sampleId = sampleIdFor(i);
     let result = await deps.runStore.getResult(deps.tenant, runId, sampleId);
     if (!result) {
-      const limit = rateLimitFor(spec, url);
-      if (limit) await waitForToken(deps.runStore, rateKey(url), limit);
+      const paced = deps.runnerPaces ? undefined : hostLimit(spec, url);
+      if (paced) await waitForToken(deps.runStore, paced.key, paced.limit);
       await deps.runSample({ tenant: deps.tenant, runId, sampleId, url, input: message.input ?? {}, spec });
       result = await deps.runStore.getResult(deps.tenant, runId, sampleId);
       if (!result) throw new Error(`sample ${sampleId} ended without a result`);

@@ -95,6 +95,8 @@ export function queueDepsFromEnv(
     tenant: nonEmpty(env.BROWSERFN_QUEUE_TENANT) ?? 'default',
     runStore: stores.runs,
     evidence: stores.evidence,
+    // The slice waits for the host's token bucket itself.
+    runnerPaces: true,
     runSample: sliceLoop({ ...runtime, runStore: stores.runs, evidence: stores.evidence }),
     deadLetter: sqsDeadLetter(sqs, dlqUrl),
     sendOutput: sqsSendOutput(sqs),
