@@ -215,6 +215,11 @@ describe('browserfn serve', () => {
     });
     expect(api.status).toBe(403);
     process.kill(child.pid!, 'SIGTERM');
-    await new Promise((r) => child.once('exit', r));
-  });
+    const exited = await Promise.race([
+      new Promise((r) => child.once('exit', () => r(true))),
+      new Promise((r) => setTimeout(() => r(false), 15_000)),
+    ]);
+    if (!exited) child.kill('SIGKILL');
+    expect(exited).toBe(true);
+  }, 150_000);
 });
