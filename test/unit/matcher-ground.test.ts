@@ -306,3 +306,22 @@ describe('"the submit button"', () => {
     );
   });
 });
+
+describe('a button row apart from the login form', () => {
+  // A guest checkout's email beside the login form, and one row of buttons below both (unused-6).
+  const split = page([
+    text('you@domain.com', 1, { attrs: 'guestLoginValue' }),
+    text('you@domain.com', 2, { attrs: 'loginValue' }),
+    pw('Password', 2),
+    button('Continue', 3),
+    button('Sign In', 3),
+  ]);
+  it('answers only when the login words name one button of the row', () => {
+    expect(picked(split, 'click the sign in button')).toBe(5);
+    expect(picked(split, 'click the log in button')).toBe(5);
+  });
+  it('defers other words: the row may belong to either form', () => {
+    expect(picked(split, 'click the continue button')).toMatch(/^defer: .*sit apart/);
+    expect(picked(split, 'click the submit button')).toMatch(/^defer/);
+  });
+});

@@ -44,8 +44,9 @@ function submitRun(page: ReturnType<typeof pageForms>, elements: readonly Snapsh
     const ids = fields.filter(
       (f) => f.usable && f.kind === 'identity' && (f.says.has('xemail') || f.says.has('xusername')),
     );
-    if (ids.length !== 1) return { anchors: ids.length > 1 ? ids.length : 0, run: [] };
-    if (fields.some((f) => f.usable && f.kind === 'password')) return { anchors: 0, run: [] };
+    if (ids.length !== 1) return { anchors: ids.length > 1 ? ids.length : 0, run: [], detached: false };
+    if (fields.some((f) => f.usable && f.kind === 'password'))
+      return { anchors: 0, run: [], detached: false };
     anchor = ids[0];
   }
   const run: SnapshotElement[] = [];
@@ -61,7 +62,16 @@ function submitRun(page: ReturnType<typeof pageForms>, elements: readonly Snapsh
   // The form's submit is its first submit button after the password, else the first button;
   // later ones belong to what follows ("Continue" of a guest checkout, "Register").
   const submit = run.find((el) => el.facts?.submit);
-  return { anchors: 1, run: submit ? [submit] : run.slice(0, 1) };
+  // Buttons in a row of their own, apart from the password's form, while another form's fields sit
+  // beside it (a guest checkout's email): the row may serve either form, so order proves nothing.
+  const form = anchor!.el.facts?.form;
+  const detached =
+    !submit &&
+    run.length > 1 &&
+    form !== undefined &&
+    run.every((el) => el.facts?.form !== form) &&
+    fields.some((f) => f.usable && f.kind === 'identity' && f.el.facts?.form !== form);
+  return { anchors: 1, run: submit ? [submit] : detached ? run : run.slice(0, 1), detached };
 }
 
 export function groundButton(
@@ -96,7 +106,14 @@ export function groundButton(
   // A login form decides: its own submit button must say the words. A header link or button
   // with them is not what the task presses, and a form button saying something else
   // ("Continue" for "sign in") means the words point elsewhere, so defer.
-  const { anchors, run } = submitRun(page, elements);
+  const { anchors, run, detached } = submitRun(page, elements);
+  // A detached button row: only the login words themselves can say which button logs in.
+  if (anchors === 1 && detached && concept !== 'xlogin')
+    return {
+      ok: false,
+      reason: `the buttons after the login form (${run.map((el) => `'${el.name}'`).join(', ')}) sit apart from it, beside another form: '${target.phrase}' does not say which one logs in`,
+      ranked,
+    };
   if (anchors > 1 && ranked.some((s) => s.score >= threshold))
     return { ok: false, reason: `${anchors} login forms: which one's button is meant is not said`, ranked };
   if (anchors === 1) {
