@@ -15,7 +15,6 @@ import {
   resolveRoleOnly,
 } from './generic.ts';
 import { ground } from './ground/decide.ts';
-import { pickByRole } from './ground/roles.ts';
 import { type ParsedInstruction, parseInstruction, type TargetPhrase } from './parse.ts';
 import {
   type Candidate,
@@ -161,22 +160,8 @@ function resolveTarget(
   need: number,
 ): Resolved {
   const verb = parsed.verb;
-  if (!target.phrase && target.roleHint) {
-    // "the button", "the second tab": the role and the count are all there is.
-    const cannotCount = target.ordinal !== undefined ? countable(snapshot) : undefined;
-    if (cannotCount) return { pick: { ok: false, reason: cannotCount }, ranked: [] };
-    const byRole = pickByRole(target.roleHint, target.ordinal, snapshot.elements, verb);
-    if (!byRole.ok) return { pick: byRole, ranked: [] };
-    return {
-      pick: {
-        ok: true,
-        cand: { element: byRole.el, score: 1, base: 1, by: 'name' },
-        margin: 1,
-        why: byRole.why,
-      },
-      ranked: [],
-    };
-  }
+  // Targets with a kind and no words ("the button", "the second tab") were counted earlier by
+  // resolveRoleOnly (generic.ts); here the element is always named.
   if (target.ordinal === undefined) {
     const ranked = scoreCandidates(target, snapshot.elements, verb);
     return { pick: pickPlain(ranked, threshold, need), ranked };
