@@ -1,33 +1,27 @@
 import { readFile } from 'node:fs/promises';
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runAgent } from '../../lib/agent/run-agent.ts';
-import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
 import { createLlmClient } from '../../lib/llm/client.ts';
 import { sha256Hex } from '../../lib/store/local-evidence-store.ts';
 import { agentEnv, currentUrl, isDecision, offered, perStep, reply, stepOf } from '../support/agent-env.ts';
 import { openPage, startBrowser } from '../support/browser.ts';
-import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
-import type { RecordedRequest, ScriptedReply } from '../support/llm-server.ts';
-import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
+import type { FixtureServer } from '../support/fixture-server.ts';
+import {
+  type RecordedRequest,
+  type ScriptedModel,
+  type ScriptedReply,
+  startScriptedModel,
+} from '../support/llm-server.ts';
 import { idInPrompt, modelConfig } from '../support/ops-env.ts';
+import { useWorld } from '../support/world.ts';
 
 let browser: Browser;
 let site: FixtureServer;
 let llm: ScriptedModel;
 
-beforeAll(async () => {
-  [browser, site, llm] = await Promise.all([startBrowser(), startFixtureServer(), startScriptedModel()]);
-});
-afterAll(async () => {
-  await closeGuardProxies();
-  await browser?.close();
-  await site?.close();
-  await llm?.close();
-});
-beforeEach(() => {
-  llm.requests.length = 0;
-  llm.setHandler(undefined);
+useWorld((w) => {
+  ({ browser, site, llm } = w);
 });
 
 let n = 0;

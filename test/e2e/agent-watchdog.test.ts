@@ -1,30 +1,19 @@
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runAgent } from '../../lib/agent/run-agent.ts';
 import type { AgentTask } from '../../lib/agent/state.ts';
-import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
 import { agentEnv, isDecision, offered, perStep, reply, stepOf } from '../support/agent-env.ts';
-import { startBrowser } from '../support/browser.ts';
-import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
-import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
+import type { FixtureServer } from '../support/fixture-server.ts';
+import type { ScriptedModel } from '../support/llm-server.ts';
 import { type Flavour, idInPrompt } from '../support/ops-env.ts';
+import { useWorld } from '../support/world.ts';
 
 let browser: Browser;
 let site: FixtureServer;
 let llm: ScriptedModel;
 
-beforeAll(async () => {
-  [browser, site, llm] = await Promise.all([startBrowser(), startFixtureServer(), startScriptedModel()]);
-});
-afterAll(async () => {
-  await closeGuardProxies();
-  await browser?.close();
-  await site?.close();
-  await llm?.close();
-});
-beforeEach(() => {
-  llm.requests.length = 0;
-  llm.setHandler(undefined);
+useWorld((w) => {
+  ({ browser, site, llm } = w);
 });
 
 let sample = 0;

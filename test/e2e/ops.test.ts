@@ -1,32 +1,21 @@
 import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
 import { act } from '../../lib/ops/act.ts';
 import { extract } from '../../lib/ops/extract.ts';
 import { observe } from '../../lib/ops/observe.ts';
 import { OpError } from '../../lib/ops/types.ts';
-import { startBrowser } from '../support/browser.ts';
-import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
-import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
+import type { FixtureServer } from '../support/fixture-server.ts';
+import type { ScriptedModel } from '../support/llm-server.ts';
 import { client, type Flavour, fixtureSession, idInPrompt, opContext } from '../support/ops-env.ts';
+import { useWorld } from '../support/world.ts';
 
 let browser: Browser;
 let site: FixtureServer;
 let llm: ScriptedModel;
 
-beforeAll(async () => {
-  [browser, site, llm] = await Promise.all([startBrowser(), startFixtureServer(), startScriptedModel()]);
-});
-afterAll(async () => {
-  await closeGuardProxies();
-  await browser?.close();
-  await site?.close();
-  await llm?.close();
-});
-beforeEach(() => {
-  llm.requests.length = 0;
-  llm.setHandler(undefined);
+useWorld((w) => {
+  ({ browser, site, llm } = w);
 });
 
 const SECRET = 'ada.lovelace@analytical.example';
