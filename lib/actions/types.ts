@@ -1,6 +1,7 @@
 import type { DurableLocator, ElementId } from '../perception/types.ts';
 
-export const ACTION_METHODS = [
+/** What one element can have done to it; the methods a model may choose for an element. */
+export const ELEMENT_METHODS = [
   'click',
   'dblclick',
   'hover',
@@ -11,6 +12,10 @@ export const ACTION_METHODS = [
   'check',
   'uncheck',
   'scroll',
+] as const;
+
+export const ACTION_METHODS = [
+  ...ELEMENT_METHODS,
   'drag',
   'goto',
   'back',

@@ -24,6 +24,9 @@ const QUIET_FOR = `(() => {
 const LONG_LIVED = new Set(['websocket', 'eventsource', 'manifest', 'other']);
 const isLongPoll = (r: Request) => /[?&](poll|longpoll|stream)=|\/(poll|stream|events|sse)\b/i.test(r.url());
 
+/** How long the DOM must stay still before a page counts as settled, unless the caller says. */
+export const QUIET_MS = 200;
+
 /** Requests in flight per page, tracked from the moment we first see the page. */
 const trackers = new WeakMap<Page, Set<Request>>();
 
@@ -45,6 +48,16 @@ export function trackRequests(page: Page): Set<Request> {
   return set;
 }
 
+/**
+ * True when the page has no ordinary request in flight and its first load is done: then only the
+ * DOM's quiet time is left to check, which a snapshot can do in the same round trip.
+ */
+export async function loadedAndIdle(page: Page, timeoutMs: number): Promise<boolean> {
+  const inflight = trackRequests(page);
+  await page.waitForLoadState('domcontentloaded', { timeout: timeoutMs }).catch(() => undefined);
+  return inflight.size === 0;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -54,7 +67,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 export async function settle(page: Page, options: SettleOptions = {}): Promise<SettleResult> {
   const timeoutMs = options.timeoutMs ?? 3000;
-  const quietMs = options.quietMs ?? 200;
+  const quietMs = options.quietMs ?? QUIET_MS;
   const started = performance.now();
   const inflight = trackRequests(page);
   await page.waitForLoadState('domcontentloaded', { timeout: timeoutMs }).catch(() => undefined);

@@ -10,11 +10,21 @@ const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && 
  * so anything else travels wrapped as `{ value }`.
  */
 export function toWireSchema(schema: z.ZodType): WireSchema {
-  const { $schema: _ignored, ...json } = z.toJSONSchema(schema, {
-    target: 'draft-7',
-    unrepresentable: 'any',
-    io: 'input',
-  }) as Json;
+  const known = wireSchemas.get(schema);
+  if (known) return known;
+  const wire = buildWireSchema(schema);
+  wireSchemas.set(schema, wire);
+  return wire;
+}
+
+// Schemas are immutable, and the reply schemas of act / observe / the agent are module constants:
+// converting them once saves work on every call.
+const wireSchemas = new WeakMap<z.ZodType, WireSchema>();
+
+function buildWireSchema(schema: z.ZodType): WireSchema {
+  const { $schema: _ignored, ...json } = withoutIntegerLimits(
+    z.toJSONSchema(schema, { target: 'draft-7', unrepresentable: 'any', io: 'input' }),
+  ) as Json;
   const wrapped = json.type !== 'object';
   const { definitions, ...inner } = json;
   const root: Json = wrapped
@@ -26,6 +36,22 @@ export function toWireSchema(schema: z.ZodType): WireSchema {
       }
     : json;
   return { schema: root, strict: strictify(root), wrapped };
+}
+
+/**
+ * zod writes every `.int()` with the bounds of a safe integer; they tell a model nothing and cost
+ * ~20 prompt tokens each, so they are left out (zod still checks the reply).
+ */
+export function withoutIntegerLimits(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutIntegerLimits);
+  if (!isObj(node)) return node;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(node)) {
+    if (k === 'minimum' && v === Number.MIN_SAFE_INTEGER) continue;
+    if (k === 'maximum' && v === Number.MAX_SAFE_INTEGER) continue;
+    out[k] = withoutIntegerLimits(v);
+  }
+  return out;
 }
 
 // OpenAI strict mode rejects these outright; dropping them only loosens the hint, zod still checks.

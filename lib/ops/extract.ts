@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Snapshot } from '../perception/types.ts';
 import { chunkTree } from './chunks.ts';
 import { ask, emptyUsage, readPage, userMessage, visionPart } from './page-state.ts';
-import { EXTRACT_SYSTEM, extractUser, VISION_NOTE } from './prompts.ts';
+import { extractSystem, extractUser, VISION_NOTE } from './prompts.ts';
 import { extractReply } from './replies.ts';
 import { type ExtractResult, type OpContext, OpError } from './types.ts';
 import { injectUrls, type JsonSchema, urlFieldsToIds } from './url-fields.ts';
@@ -69,6 +69,7 @@ export async function extract<
   const usage = { total: emptyUsage(ctx.llm.model) };
   const vision =
     ctx.options?.vision === 'always' || (ctx.options?.vision !== 'never' && snap.confidence < 0.6);
+  const system = extractSystem({ links: paths.length > 0, parts: parts.length > 1 });
   let data: unknown;
   let read = 0;
   for (const [index, part] of parts.entries()) {
@@ -79,7 +80,7 @@ export async function extract<
     const res = await ask(
       ctx.llm,
       {
-        system: EXTRACT_SYSTEM,
+        system,
         messages: [userMessage(prompt, image)],
         schema: replySchema,
         schemaName: 'extracted',

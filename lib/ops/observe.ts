@@ -1,3 +1,4 @@
+import { placeholders } from '../actions/helpers.ts';
 import type { ActionMethod } from '../actions/types.ts';
 import { noModelError } from '../llm/config.ts';
 import type { Snapshot, SnapshotElement } from '../perception/types.ts';
@@ -5,7 +6,7 @@ import { elementById } from '../perception/types.ts';
 import { formatCandidates } from './matcher/index.ts';
 import { observeWithoutModel } from './observe-match.ts';
 import { ask, emptyUsage, keywordsOf, readPage, userMessage, visionPart } from './page-state.ts';
-import { OBSERVE_SYSTEM, observeUser } from './prompts.ts';
+import { observeSystem, observeUser } from './prompts.ts';
 import { ObserveReply } from './replies.ts';
 import { type ObservedElement, type ObserveResult, type OpContext, OpError } from './types.ts';
 
@@ -41,7 +42,8 @@ function everyInteractive(snap: Snapshot): ObservedElement[] {
 
 /**
  * Lists elements matching the instruction, each ready to pass back to `act` (which then runs it
- * with no model call). With no instruction, or no model, it answers from the snapshot alone.
+ * with no model call). Like act, it asks the model only when the matcher is not sure: "the Sign in
+ * button" or "the sign-up form fields" cost no tokens; with no instruction it lists everything.
  */
 export async function observe(ctx: OpContext, instruction?: string): Promise<ObserveResult> {
   const started = performance.now();
@@ -59,14 +61,14 @@ export async function observe(ctx: OpContext, instruction?: string): Promise<Obs
     ms: Math.round(performance.now() - started),
   });
   if (!text) return finish(everyInteractive(snap), 'matcher');
+  const found = observeWithoutModel(text, snap);
+  if (found.kind === 'elements')
+    return finish(
+      found.picks.map((p) => observed(p.element, p.method ?? defaultMethod(p.element), p.args ?? [])),
+      'matcher',
+    );
   if (!ctx.llm) {
-    // Zero-token answer when it is sure; otherwise say a model is needed, never an empty list.
-    const found = observeWithoutModel(text, snap);
-    if (found.kind === 'elements')
-      return finish(
-        found.picks.map((p) => observed(p.element, p.method ?? defaultMethod(p.element), p.args ?? [])),
-        'matcher',
-      );
+    // Not sure and no model: say a model is needed, never an empty list that looks like "nothing there".
     const closest = found.candidates.length ? ` ${formatCandidates(found.candidates)}.` : '';
     throw new OpError(
       'no_model',
@@ -80,7 +82,7 @@ export async function observe(ctx: OpContext, instruction?: string): Promise<Obs
   const res = await ask(
     ctx.llm,
     {
-      system: OBSERVE_SYSTEM,
+      system: observeSystem({ placeholders: placeholders(text).length > 0 }),
       messages: [userMessage(observeUser(text, snap), withImage ? await visionPart(ctx, snap) : undefined)],
       schema: ObserveReply,
       schemaName: 'list_elements',

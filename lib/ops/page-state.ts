@@ -1,4 +1,4 @@
-import { settle } from '../browser/settle.ts';
+import { loadedAndIdle, QUIET_MS, settle } from '../browser/settle.ts';
 import {
   addUsage,
   type ChatMessage,
@@ -11,7 +11,7 @@ import {
 
 export { emptyUsage };
 
-import { snapshot } from '../perception/snapshot.ts';
+import { snapshot, snapshotIfQuiet } from '../perception/snapshot.ts';
 import { setOfMarks } from '../perception/som.ts';
 import type { Snapshot } from '../perception/types.ts';
 import { type OpContext, OpError } from './types.ts';
@@ -24,12 +24,18 @@ export async function readPage(
   ctx: OpContext,
   extra: { keywords?: string[]; chunk?: number; budget?: number | null } = {},
 ): Promise<Snapshot> {
-  await settle(ctx.page, { timeoutMs: 3000 });
-  await assertPageLoaded(ctx);
   // null: the whole page (the caller splits it itself).
   const budget =
     extra.budget === null ? undefined : (extra.budget ?? ctx.options?.budget ?? DEFAULT_PAGE_BUDGET);
   try {
+    // Most calls meet a page that is already still: check and read in one round trip.
+    if (await loadedAndIdle(ctx.page, 3000)) {
+      await assertPageLoaded(ctx);
+      const quick = await snapshotIfQuiet(ctx.page, QUIET_MS, snapshotOptions(ctx, extra, budget));
+      if (quick) return quick;
+    }
+    await settle(ctx.page, { timeoutMs: 3000 });
+    await assertPageLoaded(ctx);
     return await read(ctx, extra, budget);
   } catch (err) {
     // A navigation started by script after the last action replaced the document mid-read:
@@ -53,13 +59,21 @@ function read(
   extra: { keywords?: string[]; chunk?: number },
   budget: number | undefined,
 ): Promise<Snapshot> {
-  return snapshot(ctx.page, {
+  return snapshot(ctx.page, snapshotOptions(ctx, extra, budget));
+}
+
+function snapshotOptions(
+  ctx: OpContext,
+  extra: { keywords?: string[]; chunk?: number },
+  budget: number | undefined,
+): Parameters<typeof snapshot>[1] {
+  return {
     ...(ctx.options?.selector ? { selector: ctx.options.selector } : {}),
     ...(budget !== undefined ? { budget } : {}),
     ...(extra.keywords ? { keywords: extra.keywords } : {}),
     ...(extra.chunk !== undefined ? { chunk: extra.chunk } : {}),
     ...(ctx.variables ? { secrets: ctx.variables } : {}),
-  });
+  };
 }
 
 /** Words of an instruction worth boosting under a token budget. */

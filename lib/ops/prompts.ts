@@ -5,10 +5,10 @@ import type { Snapshot } from '../perception/types.ts';
  * cache it); everything page- or call-specific goes in the user message.
  */
 
-const OUTLINE = `The page is given as an outline: one element per line, indented under its container. \
-"[id] role: name" lines are elements you can use, followed by their value and state; lines without an id are text for context.`;
+const OUTLINE = `The page is an outline, one node per line, indented under its parent: \
+"[id] role: name" lines are elements, then value and state; lines without an id are text.`;
 
-const PLACEHOLDERS = `Words like %name% stand for values the user keeps private. Copy them exactly as written into arguments; never guess a real value.`;
+const PLACEHOLDERS = `A word like %name% stands for a value the user keeps private: copy it into arguments exactly as written, never guess the real value.`;
 
 export const ACT_SYSTEM = `You operate a web browser for a user. Given an instruction and the current page, pick the single element that carries it out and how to use it.
 ${OUTLINE}
@@ -28,17 +28,32 @@ export const TWO_STEP_SYSTEM = `You operate a web browser for a user. The previo
 ${OUTLINE}
 Use the methods click, check or select as needed. If none of them fits, return elementId null. ${PLACEHOLDERS}`;
 
-export const OBSERVE_SYSTEM = `You help a user find things on a web page. Given an instruction and the page, list the elements that match it, best first, each with the method a user would apply and its arguments (same methods as a browser: click, fill [text], type [text], press [key], select [option], check, uncheck, hover, scroll).
-${OUTLINE}
-Only list ids shown in the outline. Describe each element in a few words a person would recognise. Return an empty list when nothing matches. ${PLACEHOLDERS}`;
+const OBSERVE_BASE = `List the page's elements that match the user's instruction, best first: a short description of each, the method to use and its arguments (fill, type: [text]; press: [key]; select: [option]; scroll: [position]; others: []). Only ids from the outline; an empty list when nothing matches.
+${OUTLINE}`;
 
-export const EXTRACT_SYSTEM = `You read web pages and return the data a user asks for, in the given JSON shape.
+/** Observe's system prompt; the rule about %placeholders% only when the instruction has one. */
+export function observeSystem(opts: { placeholders: boolean }): string {
+  return opts.placeholders ? `${OBSERVE_BASE}\n${PLACEHOLDERS}` : OBSERVE_BASE;
+}
+
+const EXTRACT_BASE = `You read a web page and return the data the user asks for, in the given JSON shape.
 ${OUTLINE}
-Rules:
-- Copy text exactly as it appears on the page; do not invent, translate or summarise values unless asked.
-- When asked for a list or for "all" of something, include every matching item you see.
-- Fields that ask for a link or URL take the number of the element id [N] whose link is meant, never a written URL.
-- You may see the page in parts. You get what was extracted so far: return the complete, updated result. Set done to true as soon as the result satisfies the instruction; set it to false only when later parts of the page may still hold requested data.`;
+Copy text exactly as it appears; never invent, translate or summarise unless asked. For a list or "all" of something, include every matching item.`;
+
+const EXTRACT_LINKS = `Fields asking for a link or URL take the number N of the element [N] whose link is meant, never a written URL.`;
+
+const EXTRACT_PARTS = `You see the page in parts, with what was extracted so far: return the complete, updated result. Set done to true once it satisfies the instruction, false only while later parts may still hold requested data.`;
+
+/**
+ * Extract's system prompt: the rule about links only when the schema asks for one, the rules about
+ * parts only for a page read in parts (a one-part read ends after its reply whatever `done` says).
+ * Each of the four variants stays the same from call to call, so providers still cache it.
+ */
+export function extractSystem(opts: { links: boolean; parts: boolean }): string {
+  return [EXTRACT_BASE, opts.links ? EXTRACT_LINKS : '', opts.parts ? EXTRACT_PARTS : '']
+    .filter(Boolean)
+    .join('\n');
+}
 
 export const VISION_NOTE = `A screenshot of the visible part of the page is attached; each coloured box is labelled with the same id as the outline.`;
 

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { ACTION_METHODS } from '../actions/types.ts';
+import { ELEMENT_METHODS } from '../actions/types.ts';
 
 /** What the model answers for `act`: one element, one method. */
 export const ActReply = z.object({
   elementId: z.number().int().nullable().describe('id from the outline, or null when nothing fits'),
-  method: z.enum(ACTION_METHODS),
+  method: z.enum(ELEMENT_METHODS),
   arguments: z.array(z.string()),
   twoStep: z
     .boolean()
@@ -18,7 +18,7 @@ export const ObserveReply = z.object({
     z.object({
       elementId: z.number().int(),
       description: z.string(),
-      method: z.enum(ACTION_METHODS),
+      method: z.enum(ELEMENT_METHODS),
       arguments: z.array(z.string()),
     }),
   ),
@@ -29,5 +29,5 @@ export type ObserveReply = z.infer<typeof ObserveReply>;
 export const extractReply = <T extends z.ZodType>(data: T) =>
   z.object({
     data,
-    done: z.boolean().describe('true when the result already satisfies the instruction'),
+    done: z.boolean(),
   });

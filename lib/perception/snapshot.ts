@@ -24,16 +24,24 @@ export interface SnapshotCallOptions extends SnapshotOptions {
   secrets?: Record<string, string>;
 }
 
-async function collectFrame(frame: Frame, opts: SnapshotOptions, main: boolean): Promise<RawCollect> {
+type Busy = { busy: true };
+const isBusy = (raw: RawCollect | Busy | undefined): raw is Busy => !!raw && 'busy' in raw;
+
+async function collectFrame(
+  frame: Frame,
+  opts: SnapshotOptions,
+  main: boolean,
+  quietMs?: number,
+): Promise<RawCollect | Busy> {
   const args = {
     ...(main && opts.selector ? { selector: opts.selector } : {}),
     ...(opts.ignore?.length ? { ignore: opts.ignore.join(', ') } : {}),
     text: opts.text ?? true,
   };
   const json =
-    ((await frame.evaluate(collectCall(args))) as string | undefined) ??
-    ((await frame.evaluate(collectInstall(args))) as string);
-  return JSON.parse(json) as RawCollect;
+    ((await frame.evaluate(collectCall(args, quietMs))) as string | undefined) ??
+    ((await frame.evaluate(collectInstall(args, quietMs))) as string);
+  return JSON.parse(json) as RawCollect | Busy;
 }
 
 /**
@@ -84,20 +92,23 @@ const intersect = (a: FrameCollect['clip'], b: FrameCollect['clip']): FrameColle
 async function collectAll(
   page: Page,
   options: SnapshotOptions,
-): Promise<{ collected: FrameCollect[]; live: Frame[] }> {
+  quietMs?: number,
+): Promise<{ collected: FrameCollect[]; live: Frame[] } | undefined> {
   const main = page.mainFrame();
   const others = options.frames === false ? [] : page.frames().filter((f) => f !== main);
   const [mainRaw, ...childRaws] = await Promise.all([
-    collectFrame(main, options, true).catch((err: Error) => {
+    collectFrame(main, options, true, quietMs).catch((err: Error) => {
       throw new SnapshotError(`could not read the page: ${err.message.split('\n')[0]}`);
     }),
     ...others.map((f) => withinTime(collectFrame(f, options, false).catch(() => undefined))),
   ]);
+  // Only the top document's clock counts, as in `settle`.
+  if (isBusy(mainRaw)) return undefined;
   if (mainRaw!.error) throw new SnapshotError(mainRaw!.error);
   const rawOf = new Map<Frame, RawCollect>();
   others.forEach((f, i) => {
     const raw = childRaws[i];
-    if (raw) rawOf.set(f, raw);
+    if (raw && !isBusy(raw)) rawOf.set(f, raw);
   });
   const viewport = page.viewportSize() ?? { width: 1280, height: 720 };
   const collected: FrameCollect[] = [
@@ -141,8 +152,30 @@ async function collectAll(
  * over CDP), stitched into one tree with one id space, then budgeted / chunked / redacted.
  */
 export async function snapshot(page: Page, options: SnapshotCallOptions = {}): Promise<Snapshot> {
+  return (await read(page, options))!;
+}
+
+/**
+ * The snapshot, but only of a page whose DOM has been still for `quietMs`; `undefined` (at the
+ * cost of one round trip, no walk) when it has not, so the caller waits and reads again.
+ */
+export function snapshotIfQuiet(
+  page: Page,
+  quietMs: number,
+  options: SnapshotCallOptions = {},
+): Promise<Snapshot | undefined> {
+  return read(page, options, quietMs);
+}
+
+async function read(
+  page: Page,
+  options: SnapshotCallOptions,
+  quietMs?: number,
+): Promise<Snapshot | undefined> {
   const started = performance.now();
-  const { collected, live } = await collectAll(page, options);
+  const got = await collectAll(page, options, quietMs);
+  if (!got) return undefined;
+  const { collected, live } = got;
   // Page-wide ids: stable per element; a new top document starts over, a new frame document
   // forgets only its own.
   const ids = collected[0]!.raw.fresh ? resetIdSpace(page) : idSpace(page);

@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newJobContext, newPage, saveStorageState } from '../../lib/browser/context.ts';
 import { chromiumArgs } from '../../lib/browser/launch.ts';
 import { settle } from '../../lib/browser/settle.ts';
+import { readPage } from '../../lib/ops/page-state.ts';
+import { snapshotIfQuiet } from '../../lib/perception/snapshot.ts';
 import { startBrowser } from '../support/browser.ts';
 
 let browser: Browser;
@@ -49,6 +51,51 @@ describe('settle on a live page', () => {
     } finally {
       await ctx.close();
       await site.close();
+    }
+  });
+});
+
+describe('reading a page that is still changing', () => {
+  it('a quiet-only snapshot declines while the DOM changes and reads the page once it is still', async () => {
+    const ctx = await newJobContext(browser);
+    const page = await newPage(ctx);
+    try {
+      await page.setContent('<p id="t">0</p><button>Go</button>');
+      await page.evaluate(
+        'globalThis.ticker = setInterval(() => { t.textContent = String(Date.now()); }, 20)',
+      );
+      await page.waitForTimeout(60);
+      expect(await snapshotIfQuiet(page, 200)).toBeUndefined();
+      await page.evaluate('clearInterval(globalThis.ticker); t.textContent = "done"');
+      await page.waitForTimeout(250);
+      const snap = await snapshotIfQuiet(page, 200);
+      expect(snap?.tree).toContain('done');
+      expect(snap?.elements.map((e) => e.name)).toContain('Go');
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  it('readPage waits out a page that is still rendering and reads what it ends with', async () => {
+    const ctx = await newJobContext(browser);
+    const page = await newPage(ctx);
+    try {
+      await page.setContent('<ul id="list"></ul>');
+      // Items arrive every 40 ms for ~320 ms; the last one is what a reader must not miss.
+      await page.evaluate(`(() => {
+        let n = 0;
+        const timer = setInterval(() => {
+          const li = document.createElement('li');
+          li.textContent = n === 7 ? 'Last item' : 'Item ' + n;
+          list.append(li);
+          if (++n === 8) clearInterval(timer);
+        }, 40);
+      })()`);
+      const snap = await readPage({ page }, { budget: null });
+      expect(snap.tree).toContain('Last item');
+      expect(snap.tree.match(/Item \d/g)).toHaveLength(7);
+    } finally {
+      await ctx.close();
     }
   });
 });

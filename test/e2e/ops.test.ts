@@ -316,6 +316,40 @@ describe('observe', () => {
     }
   });
 
+  it('answers a plain description through the matcher even with a model, and asks the model when unsure', async () => {
+    const session = await fixtureSession(browser, site, '/login.html');
+    try {
+      const before = llm.requests.length;
+      const ctx = opContext(session, { llm: client(llm, 'openai') });
+      const sure = await observe(ctx, 'the button that signs in');
+      expect(sure.resolvedBy).toBe('matcher');
+      expect(sure.elements.map((e) => `${e.role}:${e.name}`)).toEqual(['button:Sign in']);
+      expect(sure.usage.promptTokens).toBe(0);
+      expect(llm.requests.length).toBe(before);
+
+      llm.setHandler((r) => ({
+        json: {
+          elements: [
+            {
+              elementId: idInPrompt(r.text, 'checkbox', 'Remember me'),
+              description: 'stay signed in',
+              method: 'check',
+              arguments: [],
+            },
+          ],
+        },
+      }));
+      const unsure = await observe(ctx, 'something to tick so that I stay signed in');
+      expect(unsure.resolvedBy).toBe('llm');
+      expect(unsure.elements.map((e) => `${e.role}:${e.name}`)).toEqual(['checkbox:Remember me']);
+      expect(llm.requests.length).toBe(before + 1);
+      // No %placeholder% in the instruction: the rule about them is not sent.
+      expect(llm.requests.at(-1)!.system).not.toContain('%name%');
+    } finally {
+      await session.close();
+    }
+  });
+
   it('with no instruction lists every interactive element for free', async () => {
     const session = await fixtureSession(browser, site, '/login.html');
     try {

@@ -97,7 +97,7 @@ describe('the Stagehand SDK on browserfn', () => {
         ],
       },
     }));
-    const found = await a.observe('the button that signs in');
+    const found = await a.observe('whatever I press once the form is filled in');
     expect(found).toHaveLength(1);
     expect(found[0]).toMatchObject({ description: 'the Sign in button', method: 'click' });
     expect(found[0]!.selector).toMatch(/^xpath=\//);
@@ -109,6 +109,17 @@ describe('the Stagehand SDK on browserfn', () => {
     expect(await page.evaluate(() => document.getElementById('status')?.textContent)).toBe(
       'Signed in as ada@acme.test',
     );
+  });
+
+  it('observe answers a plain description through the matcher: no model call, 0 tokens', async () => {
+    const asked = env.llm.requests.length;
+    const before = (await a.metrics).observePromptTokens;
+    const found = await a.observe('the button that signs in');
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatchObject({ method: 'click' });
+    expect(found[0]!.description).toContain('Sign in');
+    expect(env.llm.requests.length).toBe(asked);
+    expect((await a.metrics).observePromptTokens).toBe(before);
   });
 
   it('extract returns data in the shape of a zod schema', async () => {

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { largePage } from '../fixtures/large-page.ts';
+import { storePage } from '../fixtures/store-page.ts';
 
 export interface FixtureServer {
   url: string;
@@ -49,6 +50,7 @@ export async function startFixtureServer(): Promise<FixtureServer> {
     };
     const path = url.pathname === '/' ? '/index.html' : url.pathname;
     if (path === '/large.html') return send(200, TYPES['.html']!, largePage());
+    if (path === '/store.html') return send(200, TYPES['.html']!, storePage());
     if (path === '/redirect') {
       res.writeHead(302, { location: url.searchParams.get('to') ?? '/' });
       return res.end();

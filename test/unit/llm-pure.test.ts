@@ -7,7 +7,12 @@ import {
   resolveFallbackConfig,
   resolveModelConfig,
 } from '../../lib/llm/config.ts';
-import { firstJsonObject, restoreAbsent, toWireSchema } from '../../lib/llm/json-schema.ts';
+import {
+  firstJsonObject,
+  restoreAbsent,
+  toWireSchema,
+  withoutIntegerLimits,
+} from '../../lib/llm/json-schema.ts';
 import { costOf } from '../../lib/llm/pricing.ts';
 import { backoffDelay, parseRetryAfter, withRetry } from '../../lib/llm/retry.ts';
 import { addUsage, emptyUsage, LlmError } from '../../lib/llm/types.ts';
@@ -250,5 +255,21 @@ describe('schemas on the wire', () => {
     const bad = parseReply('```json\n{"id": "x", "inner": {"a": 2}}\n```', wire, Schema);
     expect(bad.ok).toBe(false);
     expect(!bad.ok && bad.problem).toMatch(/^id: .*; inner\.a: /);
+  });
+});
+
+describe('wire schema size', () => {
+  it('leaves out the safe-integer bounds zod writes for .int(), and only those', () => {
+    const wire = toWireSchema(z.object({ id: z.number().int(), n: z.number().int().min(1).max(5) }));
+    const props = (wire.schema as { properties: Record<string, Record<string, unknown>> }).properties;
+    expect(props.id).toEqual({ type: 'integer' });
+    expect(props.n).toMatchObject({ type: 'integer', minimum: 1, maximum: 5 });
+    expect(withoutIntegerLimits({ minimum: Number.MIN_SAFE_INTEGER, maximum: 3 })).toEqual({ maximum: 3 });
+  });
+
+  it('converts one schema object once and gives every caller the same answer', () => {
+    const schema = z.object({ a: z.string() });
+    expect(toWireSchema(schema)).toBe(toWireSchema(schema));
+    expect(toWireSchema(z.object({ a: z.string() }))).toEqual(toWireSchema(schema));
   });
 });

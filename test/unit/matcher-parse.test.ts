@@ -496,3 +496,21 @@ describe('parseInstruction: press Enter / Submit (issue 8)', () => {
     expect(parsed('hit submit')).toMatchObject({ verb: 'click', target: { phrase: 'submit' } });
   });
 });
+
+describe('parseInstruction: what the element does', () => {
+  it.each([
+    ['click the button that signs in', 'sign in', 'button'],
+    ['click the button which logs you in', 'log in', 'button'],
+    ['click the button for signing up', 'sign up', 'button'],
+    ['click the link that searches the catalogue', 'search the catalogue', 'link'],
+    ['click the link to reset a forgotten password', 'reset a forgotten password', 'link'],
+    ['click the link to the docs', 'docs', 'link'],
+    // Plain connectors keep working as before.
+    ['click the checkbox for remember me', 'remember me', 'checkbox'],
+    ['click the button labelled Save', 'save', 'button'],
+  ])('%s', (text, phrase, roleHint) => {
+    const p = parsed(text);
+    expect(p.target?.phrase).toBe(phrase);
+    expect(p.target?.roleHint).toBe(roleHint);
+  });
+});

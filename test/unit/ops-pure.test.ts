@@ -4,6 +4,7 @@ import { placeholders, substitute } from '../../lib/actions/helpers.ts';
 import { cacheKey, normalizeInstruction } from '../../lib/ops/cache.ts';
 import { chunkTree } from '../../lib/ops/chunks.ts';
 import { prepareSchema } from '../../lib/ops/extract.ts';
+import { extractSystem } from '../../lib/ops/prompts.ts';
 import { injectUrls, urlFieldsToIds } from '../../lib/ops/url-fields.ts';
 
 describe('url fields', () => {
@@ -84,5 +85,17 @@ describe('chunkTree', () => {
   });
   it('keeps a small tree whole', () => {
     expect(chunkTree('a\nb', 100)).toEqual(['a\nb']);
+  });
+});
+
+describe('extract system prompt', () => {
+  it('speaks of links only when the schema asks for one, and of parts only for a page read in parts', () => {
+    const plain = extractSystem({ links: false, parts: false });
+    expect(plain).not.toMatch(/link|URL/);
+    expect(plain).not.toMatch(/\bdone\b|parts/);
+    expect(extractSystem({ links: true, parts: false })).toMatch(/URL/);
+    const parted = extractSystem({ links: false, parts: true });
+    expect(parted).toMatch(/\bdone\b/);
+    expect(parted.startsWith(plain)).toBe(true);
   });
 });

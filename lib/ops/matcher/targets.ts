@@ -189,6 +189,30 @@ const TRAILING_FILLER = /\s+(?:on the page|on this page|on the screen|on screen|
 const ROLE_CONNECTOR =
   /^(?:labelled|labeled|called|named|titled|marked|that says|saying|which says|with the text|with text|with the label|with label|for|next to|beside)\s+/;
 
+/**
+ * "the button that signs you in", "the link to reset a password", "the button for signing up":
+ * a clause saying what the element does, turned into the words its name would use ("sign in").
+ */
+const WHAT_IT_DOES = /^(?:(that|which)\s+(\S+)|to\s+(\S+)|for\s+(\S+ing))(?:\s+(?:you|me|us|them))?(\s+.*)?$/;
+
+/** "signs" → "sign", "searches" → "search", "signing" → "sign", "logging" → "log". */
+export function baseVerb(word: string, form: 's' | 'ing'): string {
+  if (form === 'ing') {
+    const stem = word.slice(0, -3);
+    return /([b-df-hj-np-tv-z])\1$/.test(stem) ? stem.slice(0, -1) : stem;
+  }
+  if (/(?:ch|sh|ss|x|zz)es$/.test(word)) return word.slice(0, -2);
+  if (/[^s]s$/.test(word)) return word.slice(0, -1);
+  return word;
+}
+
+export function whatItDoes(t: string): string {
+  const m = WHAT_IT_DOES.exec(t);
+  if (!m) return t;
+  const verb = m[2] ? baseVerb(m[2], 's') : m[3] ? m[3] : baseVerb(m[4]!, 'ing');
+  return `${verb}${m[5] ?? ''}`.trim();
+}
+
 export type Family = 'check' | 'other';
 
 /** "the Cancel button in the dialog", "the button in the dialog box labeled "OK"". */
@@ -280,10 +304,9 @@ function plainTarget(raw: string, values: string[], family: Family): TargetPhras
     } else if (leading) {
       hint = leading[1];
       full = t;
-      t = t
-        .slice(leading[0].length + 1)
-        .replace(ROLE_CONNECTOR, '')
-        .replace(ARTICLE, '');
+      const rest = t.slice(leading[0].length + 1);
+      const does = whatItDoes(rest);
+      t = (does !== rest ? does : rest.replace(ROLE_CONNECTOR, '')).replace(ARTICLE, '');
     }
   }
   const roleHint: RoleHint | undefined = hint === 'box' ? (family === 'check' ? 'checkbox' : 'field') : hint;

@@ -12,15 +12,25 @@ function expression(fn: (arg: never) => unknown, arg: unknown): string {
 }
 
 /**
+ * Asked to, a document whose DOM changed within the last `quietMs` (the mutation clock the context's
+ * init script keeps) answers `{"busy":true}` at once instead of being walked: "is it settled?" and
+ * "read it" become one round trip on a quiet page, and a busy one costs no wasted walk.
+ */
+const busyCheck = (quietMs: number | undefined): string =>
+  quietMs === undefined
+    ? ''
+    : `const last = globalThis.__bfnLastMutation; if (last !== undefined && performance.now() - last < ${Number(quietMs)}) return JSON.stringify({ busy: true });`;
+
+/**
  * The collector is compiled once per document and kept on a non-enumerable global; later calls
  * send only the options. Results travel as one JSON string: Playwright's own value serialisation
  * is far slower on big results.
  */
-export const collectCall = (opts: CollectOptions): string =>
-  `(() => { const f = globalThis.__bfnCollect; return f ? JSON.stringify(f(${JSON.stringify(opts)})) : undefined; })()`;
+export const collectCall = (opts: CollectOptions, quietMs?: number): string =>
+  `(() => { ${busyCheck(quietMs)} const f = globalThis.__bfnCollect; return f ? JSON.stringify(f(${JSON.stringify(opts)})) : undefined; })()`;
 
-export const collectInstall = (opts: CollectOptions): string =>
-  `(() => { const __name = (f) => f; const sem = Object.assign((${semantics.toString()})(), (${features.toString()})()); const run = (${collect.toString()});
+export const collectInstall = (opts: CollectOptions, quietMs?: number): string =>
+  `(() => { ${busyCheck(quietMs)} const __name = (f) => f; const sem = Object.assign((${semantics.toString()})(), (${features.toString()})()); const run = (${collect.toString()});
     const f = (opts) => run(opts, sem);
     Object.defineProperty(globalThis, '__bfnCollect', { value: f, configurable: true });
     return JSON.stringify(f(${JSON.stringify(opts)})); })()`;
