@@ -1,30 +1,14 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { Snapshot } from '../perception/types.ts';
 import { chunkTree } from './chunks.ts';
+import { type ExtractSchema, preparedSchema } from './extract-schema.ts';
 import { ask, emptyUsage, readPage, userMessage, visionPart } from './page-state.ts';
 import { extractSystem, extractUser, VISION_NOTE } from './prompts.ts';
-import { extractReply } from './replies.ts';
 import { type ExtractResult, type OpContext, OpError } from './types.ts';
-import { injectUrls, type JsonSchema, urlFieldsToIds } from './url-fields.ts';
+import { injectUrls, type JsonSchema } from './url-fields.ts';
 
 /** Default page text per model call; pages longer than this are read in parts. */
 export const EXTRACT_BUDGET = 6000;
-
-export type ExtractSchema = z.ZodType | JsonSchema;
-
-const isZod = (s: unknown): s is z.ZodType => typeof s === 'object' && s !== null && '_zod' in s;
-
-/** One schema, two views: JSON Schema to transform and send, zod to validate the final data. */
-export function prepareSchema(schema: ExtractSchema): { json: JsonSchema; validator: z.ZodType } {
-  if (isZod(schema)) return { json: z.toJSONSchema(schema) as JsonSchema, validator: schema };
-  if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
-    throw new OpError('invalid', 'schema must be a JSON Schema object');
-  try {
-    return { json: schema, validator: z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]) };
-  } catch (err) {
-    throw new OpError('invalid', `schema is not a usable JSON Schema: ${(err as Error).message}`);
-  }
-}
 
 const DEFAULT_SCHEMA: JsonSchema = {
   type: 'object',
@@ -56,13 +40,11 @@ export async function extract<
       ms: Math.round(performance.now() - started),
     };
   }
-  const { json, validator } = prepareSchema(schema ?? DEFAULT_SCHEMA);
+  const { validator, reply: replySchema, paths } = preparedSchema(schema ?? DEFAULT_SCHEMA);
   if (!ctx.llm) {
     const { noModelError } = await import('../llm/config.ts');
     throw new OpError('no_model', `extract needs a model to read "${text}". ${noModelError().message}`);
   }
-  const { schema: idSchema, paths } = urlFieldsToIds(json);
-  const replySchema = extractReply(z.fromJSONSchema(idSchema as Parameters<typeof z.fromJSONSchema>[0]));
   const snap: Snapshot = await readPage(ctx, { budget: null });
   const budget = ctx.options?.budget ?? EXTRACT_BUDGET;
   const parts = chunkTree(snap.tree, budget);

@@ -107,7 +107,13 @@ llm.setHandler((r: RecordedRequest) => {
 
 const server = spawn(
   process.execPath,
-  ['--import', 'tsx', fileURLToPath(new URL('./lib/stagehand-server.ts', import.meta.url))],
+  [
+    // BENCH_PROF=dir: a V8 CPU profile of the server, to see where its side of a call goes.
+    ...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []),
+    '--import',
+    'tsx',
+    fileURLToPath(new URL('./lib/stagehand-server.ts', import.meta.url)),
+  ],
   {
     stdio: ['pipe', 'pipe', 'inherit'],
     env: {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { placeholders, substitute } from '../../lib/actions/helpers.ts';
 import { cacheKey, normalizeInstruction } from '../../lib/ops/cache.ts';
 import { chunkTree } from '../../lib/ops/chunks.ts';
-import { prepareSchema } from '../../lib/ops/extract.ts';
+import { PREPARED_LIMIT, preparedSchema, prepareSchema } from '../../lib/ops/extract-schema.ts';
 import { extractSystem } from '../../lib/ops/prompts.ts';
 import { injectUrls, urlFieldsToIds } from '../../lib/ops/url-fields.ts';
 
@@ -37,6 +37,45 @@ describe('url fields', () => {
   });
   it('rejects a schema that is not an object', () => {
     expect(() => prepareSchema([] as unknown as Record<string, unknown>)).toThrow(/JSON Schema object/);
+    expect(() => preparedSchema([] as unknown as Record<string, unknown>)).toThrow(/JSON Schema object/);
+  });
+});
+
+describe('prepared extract schemas', () => {
+  const wire = (): Record<string, unknown> => ({
+    type: 'object',
+    properties: { heading: { type: 'string' }, home: { type: 'string', format: 'uri' } },
+    required: ['heading'],
+  });
+  it('prepares a schema sent again (a new object with the same text) once', () => {
+    const first = preparedSchema(wire());
+    const again = preparedSchema(wire());
+    expect(again).toBe(first);
+    expect(first.paths).toEqual([['home']]);
+    // The reply asks for the link's id; the validator still wants the URL.
+    expect(first.reply.safeParse({ data: { heading: 'x', home: 3 }, done: true }).success).toBe(true);
+    expect(first.validator.safeParse({ heading: 'x', home: 'https://a.test/' }).success).toBe(true);
+    expect(first.validator.safeParse({ heading: 1 }).success).toBe(false);
+  });
+  it('keeps different schemas apart, zod ones by identity', () => {
+    const other = { ...wire(), required: ['heading', 'home'] };
+    expect(preparedSchema(other)).not.toBe(preparedSchema(wire()));
+    const zodSchema = z.object({ heading: z.string() });
+    expect(preparedSchema(zodSchema)).toBe(preparedSchema(zodSchema));
+    expect(preparedSchema(zodSchema).validator).toBe(zodSchema);
+    expect(preparedSchema(z.object({ heading: z.string() }))).not.toBe(preparedSchema(zodSchema));
+  });
+  it('lets the least recently used go when a caller sends ever new schemas', () => {
+    const numbered = (n: number) => ({ type: 'object', properties: { [`f${n}`]: { type: 'string' } } });
+    const oldest = preparedSchema(numbered(-1));
+    const kept = preparedSchema(wire());
+    for (let n = 0; n < PREPARED_LIMIT + 10; n++) {
+      preparedSchema(numbered(n));
+      if (n % 50 === 0) preparedSchema(wire()); // in use all along: never the oldest
+    }
+    expect(preparedSchema(wire())).toBe(kept);
+    // Not asked for since: let go, so asking again prepares it anew.
+    expect(preparedSchema(numbered(-1))).not.toBe(oldest);
   });
 });
 

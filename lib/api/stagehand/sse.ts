@@ -31,46 +31,69 @@ export const finishedEvent = (result: unknown) =>
 export const errorEvent = (f: Failure) =>
   sseChunk({ type: 'system', data: { status: 'error', error: f.message, kind: f.kind } });
 
+/** How long a call may run before its events start to stream; one done sooner answers in one write. */
+export const HOLD_MS = 50;
+
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache',
+  'x-accel-buffering': 'no',
+};
+
 /**
  * Runs `work` and answers as the SDK asked: with `x-stream-response: true` a `text/event-stream`
  * of log events, then exactly one `finished` or `error`; otherwise one JSON body
  * (`{ success, data: { result } }`, or an error with its HTTP status).
+ *
+ * A call that finishes within `holdMs` (most observe / extract calls) is sent as one body: every
+ * event is still there, but the client wakes once instead of once per event, which on a busy
+ * machine is time taken from the browser and the model. A slower call streams from then on.
  */
 export function respond(
   streaming: boolean,
   work: (emit: Emitter) => Promise<unknown>,
   toFailure: (err: unknown) => Failure,
+  holdMs = HOLD_MS,
 ): Response | Promise<Response> {
   const controller = new AbortController();
   if (!streaming) return respondJson(work, toFailure, controller.signal);
-  const enc = new TextEncoder();
-  let open = true;
-  const stream = new ReadableStream<Uint8Array>({
-    async start(out) {
-      const write = (chunk: string) => {
-        if (open) out.enqueue(enc.encode(chunk));
-      };
-      write(sseChunk({ type: 'system', data: { status: 'starting' } }));
-      try {
-        const result = await work({ log: (l) => write(logEvent(l)), signal: controller.signal });
-        write(finishedEvent(result));
-      } catch (err) {
-        write(errorEvent(toFailure(err)));
-      }
-      if (open) out.close();
-      open = false;
-    },
-    cancel() {
-      open = false;
-      controller.abort();
-    },
+  const held: string[] = [sseChunk({ type: 'system', data: { status: 'starting' } })];
+  let live: ((chunk: string) => void) | undefined;
+  const write = (chunk: string) => (live ? live(chunk) : held.push(chunk));
+  const finished = (async () => {
+    try {
+      const result = await work({ log: (l) => write(logEvent(l)), signal: controller.signal });
+      write(finishedEvent(result));
+    } catch (err) {
+      write(errorEvent(toFailure(err)));
+    }
+  })();
+  let timer: NodeJS.Timeout | undefined;
+  const slow = new Promise<'slow'>((resolve) => {
+    timer = setTimeout(() => resolve('slow'), holdMs);
   });
-  return new Response(stream, {
-    headers: {
-      'content-type': 'text/event-stream',
-      'cache-control': 'no-cache',
-      'x-accel-buffering': 'no',
-    },
+  return Promise.race([finished.then(() => 'done' as const), slow]).then((which) => {
+    clearTimeout(timer);
+    if (which === 'done') return new Response(held.join(''), { headers: SSE_HEADERS });
+    const enc = new TextEncoder();
+    let open = true;
+    const stream = new ReadableStream<Uint8Array>({
+      start(out) {
+        live = (chunk) => {
+          if (open) out.enqueue(enc.encode(chunk));
+        };
+        for (const chunk of held.splice(0)) live(chunk);
+        void finished.then(() => {
+          if (open) out.close();
+          open = false;
+        });
+      },
+      cancel() {
+        open = false;
+        controller.abort();
+      },
+    });
+    return new Response(stream, { headers: SSE_HEADERS });
   });
 }
 

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { extractReply } from './replies.ts';
+import { OpError } from './types.ts';
+import { type FieldPath, type JsonSchema, urlFieldsToIds } from './url-fields.ts';
+
+export type ExtractSchema = z.ZodType | JsonSchema;
+
+/** Everything extract derives from the caller's schema before it reads the page. */
+export interface PreparedSchema {
+  /** The schema as JSON Schema (URL fields still URLs). */
+  json: JsonSchema;
+  /** Validates the final data, URLs put back. */
+  validator: z.ZodType;
+  /** What the model answers: the data with URL fields as link ids, and whether it has all of it. */
+  reply: ReturnType<typeof extractReply>;
+  /** Where the URL fields are, to put the hrefs back. */
+  paths: FieldPath[];
+}
+
+const isZod = (s: unknown): s is z.ZodType => typeof s === 'object' && s !== null && '_zod' in s;
+
+/** One schema, two views: JSON Schema to transform and send, zod to validate the final data. */
+export function prepareSchema(schema: ExtractSchema): { json: JsonSchema; validator: z.ZodType } {
+  if (isZod(schema)) return { json: z.toJSONSchema(schema) as JsonSchema, validator: schema };
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
+    throw new OpError('invalid', 'schema must be a JSON Schema object');
+  try {
+    return { json: schema, validator: z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]) };
+  } catch (err) {
+    throw new OpError('invalid', `schema is not a usable JSON Schema: ${(err as Error).message}`);
+  }
+}
+
+function build(schema: ExtractSchema): PreparedSchema {
+  const { json, validator } = prepareSchema(schema);
+  const { schema: idSchema, paths } = urlFieldsToIds(json);
+  const reply = extractReply(z.fromJSONSchema(idSchema as Parameters<typeof z.fromJSONSchema>[0]));
+  return { json, validator, reply, paths };
+}
+
+// API and SDK callers send the same schema with every call; converting it (JSON Schema → zod →
+// JSON Schema for the wire) each time is most of extract's own work on a small page. Prepared
+// schemas are immutable, so one per distinct schema is kept: zod objects by identity, JSON Schemas
+// by their text, the latter bounded so that a caller inventing schemas cannot grow it forever.
+const byZod = new WeakMap<z.ZodType, PreparedSchema>();
+const byText = new Map<string, PreparedSchema>();
+export const PREPARED_LIMIT = 256;
+
+export function preparedSchema(schema: ExtractSchema): PreparedSchema {
+  if (isZod(schema)) {
+    const known = byZod.get(schema) ?? build(schema);
+    byZod.set(schema, known);
+    return known;
+  }
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return build(schema);
+  const text = JSON.stringify(schema);
+  const known = byText.get(text);
+  if (known) {
+    // Most recently used last: the oldest is the one let go.
+    byText.delete(text);
+    byText.set(text, known);
+    return known;
+  }
+  const fresh = build(schema);
+  byText.set(text, fresh);
+  if (byText.size > PREPARED_LIMIT) byText.delete(byText.keys().next().value!);
+  return fresh;
+}
