@@ -1,6 +1,8 @@
 import type { ActionMethod } from '../actions/types.ts';
 import type { Snapshot, SnapshotElement } from '../perception/types.ts';
-import { type CandidateSummary, matchInstruction, normalize } from './matcher/index.ts';
+import { matchInstruction } from './matcher/index.ts';
+import type { CandidateSummary } from './matcher/summary.ts';
+import { normalize } from './matcher/text.ts';
 
 /**
  * Observe's zero-token tier: "the Sign in button" (one element, found as act would find it) and

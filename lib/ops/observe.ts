@@ -3,7 +3,7 @@ import type { ActionMethod } from '../actions/types.ts';
 import { noModelError } from '../llm/config.ts';
 import type { Snapshot, SnapshotElement } from '../perception/types.ts';
 import { elementById } from '../perception/types.ts';
-import { formatCandidates } from './matcher/index.ts';
+import { formatCandidates } from './matcher/summary.ts';
 import { observeWithoutModel } from './observe-match.ts';
 import { ask, emptyUsage, keywordsOf, readPage, userMessage, visionPart } from './page-state.ts';
 import { observeSystem, observeUser } from './prompts.ts';

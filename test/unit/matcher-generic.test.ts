@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type MatchElement, matchInstruction } from '../../lib/ops/matcher/index.ts';
+import { matchInstruction } from '../../lib/ops/matcher/index.ts';
+import type { MatchElement } from '../../lib/ops/matcher/score.ts';
 import type { Snapshot } from '../../lib/perception/types.ts';
 
 type Spec = Partial<MatchElement> & { role: string; name: string };

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { pageForms } from '../../lib/ops/matcher/ground/fields.ts';
 import { attrWords, autocompleteWords, canon } from '../../lib/ops/matcher/ground/lexicon.ts';
-import { matchInstruction, normalize } from '../../lib/ops/matcher/index.ts';
+import { matchInstruction } from '../../lib/ops/matcher/index.ts';
+import { normalize } from '../../lib/ops/matcher/text.ts';
 import type { ElementFacts, Snapshot, SnapshotElement } from '../../lib/perception/types.ts';
 
 // Synthetic snapshots: ids 1..n in reading order, each control visible with a box unless concealed.

@@ -1,12 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import {
-  formatCandidates,
-  type MatchElement,
-  matchInstruction,
-  scoreCandidates,
-  textScore,
-  toNorm,
-} from '../../lib/ops/matcher/index.ts';
+import { matchInstruction } from '../../lib/ops/matcher/index.ts';
+import { type MatchElement, scoreCandidates } from '../../lib/ops/matcher/score.ts';
+import { formatCandidates } from '../../lib/ops/matcher/summary.ts';
+import { textScore, toNorm } from '../../lib/ops/matcher/text.ts';
 import type { Snapshot } from '../../lib/perception/types.ts';
 
 // ---------------------------------------------------------------------------------------------

@@ -6,14 +6,9 @@
  */
 import type { Snapshot } from '../../perception/types.ts';
 import type { MatchVerb, TargetPhrase } from './parse.ts';
-import {
-  type Candidate,
-  hintFactor,
-  isNativeSelect,
-  type MatchElement,
-  normalize,
-  verbAllows,
-} from './score.ts';
+import { hintFactor, isNativeSelect, verbAllows } from './roles.ts';
+import type { Candidate, MatchElement } from './score.ts';
+import { normalize } from './text.ts';
 
 export type GenericPick =
   | { ok: true; cand: Candidate; margin: number; reason?: string }

@@ -6,7 +6,7 @@
  */
 import type { SnapshotElement } from '../../../perception/types.ts';
 import type { TargetPhrase } from '../parse.ts';
-import { normalize, textScore, toNorm } from '../score.ts';
+import { normalize, textScore, toNorm } from '../text.ts';
 import { pageForms } from './fields.ts';
 import { canon } from './lexicon.ts';
 import {

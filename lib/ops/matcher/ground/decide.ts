@@ -10,7 +10,7 @@
  */
 import type { SnapshotElement } from '../../../perception/types.ts';
 import type { MatchVerb, TargetPhrase } from '../parse.ts';
-import { type Norm, normalize, textScore, toNorm } from '../score.ts';
+import { type Norm, normalize, textScore, toNorm } from '../text.ts';
 import { groundButton } from './buttons.ts';
 import { type Field, type FormInfo, type PageForms, pageForms, STRENGTH } from './fields.ts';
 import { type Concept, canon, conceptsOf } from './lexicon.ts';

@@ -8,7 +8,7 @@
  * ones.
  */
 import type { SnapshotElement } from '../../../perception/types.ts';
-import { normalize } from '../score.ts';
+import { normalize } from '../text.ts';
 import { attrWords, autocompleteWords, type Concept, canon, conceptsOf } from './lexicon.ts';
 
 export type PasswordKind = 'plain' | 'current' | 'new' | 'confirm';

@@ -3,7 +3,7 @@
  * the rule that turns a ranking into an answer (one clear winner, no look-alike) or a deferral.
  */
 import type { SnapshotElement } from '../../../perception/types.ts';
-import { normalize } from '../score.ts';
+import { normalize } from '../text.ts';
 import type { Field, PageForms } from './fields.ts';
 
 export type Want =

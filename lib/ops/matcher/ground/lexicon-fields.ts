@@ -1,0 +1,107 @@
+/**
+ * The lexicon's words for what a sign-in or sign-up field asks for: user name, email, phone,
+ * password. See lexicon.ts.
+ */
+import type { Concept } from './lexicon.ts';
+
+export const USERNAME: [Concept, string[]] = [
+  'xusername',
+  [
+    'user name',
+    'username',
+    'user id',
+    'userid',
+    'user',
+    'login id',
+    'login name',
+    'loginname',
+    'benutzername',
+    'benutzerkennung',
+    'benutzer',
+    'nom dutilisateur',
+    'nom d utilisateur',
+    'identifiant',
+    'nombre de usuario',
+    'usuario',
+    'nome utente',
+    'utente',
+    'gebruikersnaam',
+    'nome de usuario',
+    'nome de utilizador',
+    'utilizador',
+    'nazwa uzytkownika',
+    'login uzytkownika',
+    'anvandarnamn',
+    'brukernavn',
+    'brugernavn',
+    'kayttajatunnus',
+    'uzivatelske jmeno',
+  ],
+];
+
+export const EMAIL: [Concept, string[]] = [
+  'xemail',
+  [
+    'e mail address',
+    'email address',
+    'e mail adresse',
+    'e mail adres',
+    'e mail',
+    'email',
+    'adresse e mail',
+    'adresse email',
+    'adresse electronique',
+    'courriel',
+    'correo electronico',
+    'correo',
+    'indirizzo email',
+    'indirizzo e mail',
+    'e post',
+    'epost',
+    'mailadres',
+    'mailadresse',
+    'emailadres',
+    'sahkoposti',
+  ],
+];
+
+export const PHONE: [Concept, string[]] = [
+  'xphone',
+  [
+    'phone number',
+    'mobile number',
+    'phone',
+    'mobile',
+    'telephone',
+    'telefon',
+    'telefono',
+    'telefoon',
+    'cell',
+  ],
+];
+
+export const PASSWORD: [Concept, string[]] = [
+  'xpassword',
+  [
+    'password',
+    'passwort',
+    'kennwort',
+    'mot de passe',
+    'contrasena',
+    'clave',
+    'wachtwoord',
+    'senha',
+    'haslo',
+    'losenord',
+    'passord',
+    'adgangskode',
+    'kodeord',
+    'salasana',
+    'heslo',
+    'passwd',
+    'pwd',
+    'pass',
+    'passcode',
+    'pw',
+  ],
+];
