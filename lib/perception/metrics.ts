@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { RawCollect } from './injected/collect.ts';
+import type { RawCollect } from './injected/payload.ts';
 import type { SnapshotElement } from './types.ts';
 
 export const shortHash = (text: string): string =>

@@ -1,5 +1,5 @@
 import type { Frame, Page } from 'playwright-core';
-import type { RawCollect } from './injected/collect.ts';
+import type { RawCollect } from './injected/payload.ts';
 import { collectCall, collectInstall } from './injected/source.ts';
 import { attachFrames, idSpace, resetIdSpace } from './live.ts';
 import { domConfidence, pageSignature, shortHash } from './metrics.ts';

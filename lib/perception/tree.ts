@@ -1,4 +1,4 @@
-import type { PackedElement, RawCollect, RawLine } from './injected/collect.ts';
+import type { PackedElement, RawCollect, RawLine } from './injected/payload.ts';
 import type { FrameInfo, SnapshotElement } from './types.ts';
 
 /** A line of the finished tree before selection: one element or one run of text. */

@@ -147,9 +147,11 @@ function listPages(): string[] {
 /** Snapshots depend on the collector's code: a cache entry is valid only for the same sources. */
 function collectorHash(): string {
   const h = createHash('sha256');
+  const injected = 'lib/perception/injected';
   for (const f of [
-    'lib/perception/injected/collect.ts',
-    'lib/perception/injected/semantics.ts',
+    ...readdirSync(join(root, injected))
+      .sort()
+      .map((n) => `${injected}/${n}`),
     'lib/perception/tree.ts',
     'lib/perception/snapshot.ts',
   ])

@@ -1,13 +1,20 @@
-import type { ControlFacts, Features } from './features.ts';
+import type { Features } from './features.ts';
+import type { Interactivity } from './interactive.ts';
+import type { LineRules } from './line-rules.ts';
+import type { Names } from './names.ts';
+import type { PackedElement, RawCollect, RawFrameSlot, RawLine } from './payload.ts';
+import type { Records } from './record.ts';
 import type { Semantics } from './semantics.ts';
+import type { States } from './states.ts';
+import type { XPaths } from './xpath.ts';
 
 /**
  * Runs INSIDE a page frame (serialised with Function.prototype.toString), so it must be
  * self-contained: no imports (types aside), no references to module scope, only browser globals
- * and the `semantics()` helpers handed in.
+ * and the helpers handed in (`sem`, made by the factories source.ts lists).
  *
  * One pass over the composed tree (shadow roots and slots included) that turns each element worth
- * a line into outline text, an id, a durable XPath chain and its box.
+ * a line into outline text, an id, a durable XPath chain and its box (see payload.ts).
  */
 
 export interface CollectOptions {
@@ -16,90 +23,15 @@ export interface CollectOptions {
   text: boolean;
 }
 
-/** [depth, text, elementId (0 = none), flags, docTop] — flags: 1 interactive, 2 in viewport, 4 frame slot. */
-export type RawLine = [number, string, number, number, number];
+/** The helpers collect() is handed, one object made by all the factories in source.ts. */
+export type Helpers = Semantics & Names & States & Interactivity & Features & XPaths & Records & LineRules;
 
-/** Rarely present element fields, sent only when there is something to send. */
-export interface PackedExtra {
-  value?: string;
-  placeholder?: string;
-  label?: string;
-  inputType?: string;
-  options?: string[];
-  states?: Record<string, boolean | string>;
-  /** Key of the open dialog holding the element (see SnapshotElement.dialog). */
-  dialog?: number;
-  /** Matcher facts about form controls and buttons (see features.ts). */
-  facts?: ControlFacts;
-}
-
-/**
- * One element, as a tuple to keep big pages' payloads small:
- * [id, role, name, tag, xpath, flags (1 in viewport, 2 interactive, 4 scrollable), url | 0,
- *  [x, y, w, h] | 0, extra | 0]. A url starting with `/` is relative to the frame's origin.
- */
-export type PackedElement = [
-  number,
-  string,
-  string,
-  string,
-  string,
-  number,
-  string | 0,
-  [number, number, number, number] | 0,
-  PackedExtra | 0,
-];
-
-export interface RawFrameSlot {
-  key: number;
-  line: number;
-  xpath: string;
-  /** Content-box origin of the iframe inside this frame's viewport. */
-  x: number;
-  y: number;
-  w: number;
-  h: number;
-}
-
-export interface RawCollect {
-  url: string;
-  title: string;
-  lines: RawLine[];
-  elements: PackedElement[];
-  frames: RawFrameSlot[];
-  /** First snapshot of this document: its ids start over. */
-  fresh: boolean;
-  viewport: { width: number; height: number; scrollX: number; scrollY: number; docHeight: number };
-  counts: {
-    nodes: number;
-    canvas: number;
-    canvasArea: number;
-    svgIcons: number;
-    unlabelled: number;
-    semantic: number;
-  };
-  error?: string;
-}
-
-export function collect(opts: CollectOptions, sem: Semantics & Features): RawCollect {
-  const {
-    INTERACTIVE_ROLES: _ir,
-    NAME_FROM_CONTENT,
-    STRUCTURAL,
-    PHRASING,
-    clean,
-    cap,
-    roleOf,
-    nameOf,
-    nativeInteractive,
-    clickKind,
-    hasClickListener,
-    PROMOTABLE,
-    statesOf,
-    currentValue,
-    factsOf,
-  } = sem;
+export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
+  const { NAME_FROM_CONTENT, STRUCTURAL, PROMOTABLE, clean, cap, roleOf, nameOf } = sem;
+  const { nativeInteractive, clickKind, urlOf, extraOf, shownRole, frameSlot, xpathChain } = sem;
+  const { plainInline, isHidden, scrollsItself, worthALine } = sem;
   sem.resetFeatures();
+  sem.resetXpaths();
   const g = globalThis as unknown as Record<string, unknown>;
   const doc = document;
   const win = window;
@@ -132,68 +64,8 @@ export function collect(opts: CollectOptions, sem: Semantics & Features): RawCol
   let dialogKey = 0;
   const counts = { nodes: 0, canvas: 0, canvasArea: 0, svgIcons: 0, unlabelled: 0, semantic: 0 };
 
-  // Paths of ancestors are shared by many elements (every row of a table): compute each once,
-  // and number all children of a parent in one pass instead of scanning siblings per element.
-  const pathCache = new Map<Element, string>();
-  const siblingIndex = new Map<Element, number>();
-  const tagCounts = new Map<Node, Map<string, number>>();
-
-  function indexChildren(parent: Node) {
-    const counts = new Map<string, number>();
-    for (let c = (parent as ParentNode).firstElementChild; c; c = c.nextElementSibling) {
-      const n = (counts.get(c.localName) ?? 0) + 1;
-      counts.set(c.localName, n);
-      siblingIndex.set(c, n);
-    }
-    tagCounts.set(parent, counts);
-  }
-
-  /** One XPath segment from `el` up to its root (document or shadow root). */
-  function xpathInRoot(el: Element): string {
-    const cached = pathCache.get(el);
-    if (cached !== undefined) return cached;
-    const parent = el.parentNode;
-    const html = el.namespaceURI === 'http://www.w3.org/1999/xhtml';
-    // Prefixed or malformed tag names ("fb:login-button") are no valid XPath name test.
-    const plain = html && /^[A-Za-z_][\w.-]*$/.test(el.localName);
-    const quote = el.localName.includes("'") ? '"' : "'";
-    const test = plain ? el.localName : `*[local-name()=${quote}${el.localName}${quote}]`;
-    if (parent && !siblingIndex.has(el)) indexChildren(parent);
-    const index = siblingIndex.get(el) ?? 1;
-    const twins = (tagCounts.get(parent as Node)?.get(el.localName) ?? 1) > 1;
-    const step = twins ? `${test}[${index}]` : test;
-    const path = parent && parent.nodeType === 1 ? `${xpathInRoot(parent as Element)}/${step}` : `/${step}`;
-    pathCache.set(el, path);
-    return path;
-  }
-
-  /** XPath chain across shadow roots: host segment >> inner segment (see DurableLocator). */
-  function xpathChain(el: Element): string {
-    const segments: string[] = [];
-    for (let n: Element | null = el; n; ) {
-      segments.push(xpathInRoot(n));
-      const root = n.getRootNode();
-      n = root instanceof ShadowRoot ? root.host : null;
-    }
-    return segments.reverse().join(' >> ');
-  }
-
   function shadowOf(el: Element): ShadowRoot | null {
     return el.shadowRoot ?? closedRoots?.get(el) ?? null;
-  }
-
-  function urlOf(el: Element): string | undefined {
-    const tag = el.localName;
-    if (tag === 'a' || tag === 'area') {
-      const raw = el.getAttribute('href') ?? '';
-      // An origin-relative path needs no resolving: it travels as is and the caller adds the origin.
-      if (raw.startsWith('/') && !raw.startsWith('//') && !raw.includes('..') && !hasBase) return raw;
-      const href = (el as HTMLAnchorElement).href;
-      return href && !href.startsWith('javascript:') ? href : undefined;
-    }
-    if (tag === 'img')
-      return (el as HTMLImageElement).currentSrc || (el as HTMLImageElement).src || undefined;
-    return undefined;
   }
 
   const ignoreSel = opts.ignore;
@@ -290,28 +162,14 @@ export function collect(opts: CollectOptions, sem: Semantics & Features): RawCol
     const display = style.display;
     if (display === 'none') return;
     const isContents = display === 'contents';
-    // Plain inline wrappers (<b>, <span>, <sup>…) are most of a text-heavy page and never a line
-    // of their own: skip their geometry and role work, keep walking their text.
-    if (
-      display === 'inline' &&
-      PHRASING.has(tag) &&
-      !el.hasAttribute('role') &&
-      !el.hasAttribute('tabindex') &&
-      !el.hasAttribute('onclick') &&
-      !el.hasAttribute('aria-label') &&
-      !hasClickListener(el) &&
-      style.visibility === 'visible' &&
-      (style.cursor !== 'pointer' || cursor === 'pointer') &&
-      !shadowOf(el)
-    ) {
+    // Plain inline wrappers are never a line of their own: skip their geometry and role work,
+    // keep walking their text.
+    if (plainInline(el, style, cursor) && !shadowOf(el)) {
       walkChildren(el, depth, style.cursor, root, nameCovered || (!!el.id && namingIds.has(el.id)));
       return;
     }
     const rect = el.getBoundingClientRect();
-    const hidden =
-      style.visibility === 'hidden' ||
-      style.visibility === 'collapse' ||
-      (!isContents && rect.width === 0 && rect.height === 0 && style.overflow !== 'visible');
+    const hidden = isHidden(style, rect, isContents);
     const role = hidden ? '' : roleOf(el);
     const inView =
       rect.bottom > 0 && rect.top < vh && rect.right > 0 && rect.left < vw && rect.width * rect.height > 0;
@@ -342,12 +200,7 @@ export function collect(opts: CollectOptions, sem: Semantics & Features): RawCol
     // can name it like any other control.
     const kind = hidden || native ? '' : clickKind(el, style, cursor);
     const interactive = native || kind !== '';
-    const scrollable =
-      !hidden &&
-      tag !== 'html' &&
-      tag !== 'body' &&
-      (style.overflowY === 'auto' || style.overflowY === 'scroll') &&
-      el.scrollHeight > el.clientHeight + 4;
+    const scrollable = !hidden && scrollsItself(el, style);
 
     let childDepth = depth;
     let covered = nameCovered;
@@ -359,16 +212,7 @@ export function collect(opts: CollectOptions, sem: Semantics & Features): RawCol
       const { name, label } = nameOf(el, effectiveRole, root);
       if (role && role !== 'generic' && role !== 'none') counts.semantic++;
       if (interactive && !name) counts.unlabelled++;
-      const emits =
-        interactive ||
-        scrollable ||
-        tag === 'iframe' ||
-        tag === 'frame' ||
-        tag === 'img' ||
-        tag === 'canvas' ||
-        ((role === 'heading' || role === 'status' || role === 'alert') && !!name) ||
-        STRUCTURAL.has(role) ||
-        ((role === 'cell' || role === 'columnheader' || role === 'rowheader') && !!name);
+      const emits = worthALine(tag, role, name, interactive, scrollable);
       if (emits && (!nameCovered || interactive || tag === 'img')) {
         pushLine(el, effectiveRole, name, label, depth, rect, inView, interactive, root, scrollable);
         childDepth = depth + 1;
@@ -377,24 +221,9 @@ export function collect(opts: CollectOptions, sem: Semantics & Features): RawCol
         // Text inside a control is its name, or decoration when aria-label names it (an icon's ×).
         if (name && (fromContent || interactive)) covered = true;
         if (tag === 'iframe' || tag === 'frame') {
-          // Stable per iframe element, so the caller can remember which Frame fills which slot.
-          if (!el.__bfnKey)
-            el.__bfnKey = g.__bfnFrameSeq = ((g.__bfnFrameSeq as number | undefined) ?? 0) + 1;
-          const key = el.__bfnKey;
-          const cs = style;
-          const bl = parseFloat(cs.borderLeftWidth) + parseFloat(cs.paddingLeft);
-          const bt = parseFloat(cs.borderTopWidth) + parseFloat(cs.paddingTop);
           const lastLine = lines[lines.length - 1]!;
           lastLine[3] |= 4;
-          frames.push({
-            key,
-            line: lines.length - 1,
-            xpath: xpathChain(el),
-            x: rect.left + bl,
-            y: rect.top + bt,
-            w: el.clientWidth,
-            h: el.clientHeight,
-          });
+          frames.push(frameSlot(el, style, rect, lines.length - 1));
           return;
         }
       }
@@ -455,38 +284,14 @@ export function collect(opts: CollectOptions, sem: Semantics & Features): RawCol
     scrollable: boolean,
   ) {
     const tag = el.localName;
-    const url = urlOf(el);
+    const url = urlOf(el, hasBase);
     const addressable = interactive || scrollable || !!url || tag === 'iframe' || tag === 'canvas';
     let id = 0;
     if (addressable) {
       if (!el.__bfnId) el.__bfnId = nextId++;
       id = el.__bfnId;
       registry.set(id, el);
-      const value = currentValue(el, role);
-      const placeholder = clean(el.getAttribute('placeholder')) || undefined;
-      const extra: PackedExtra = {};
-      const states = statesOf(el, role);
-      for (const _ in states) {
-        extra.states = states;
-        break;
-      }
-      if (value !== undefined) extra.value = cap(value, 200);
-      if (placeholder) extra.placeholder = placeholder;
-      if (label) extra.label = label;
-      if (tag === 'input') extra.inputType = (el as unknown as HTMLInputElement).type;
-      if (dialogKey) extra.dialog = dialogKey;
-      const facts = interactive ? factsOf(el, role, !!name, rect) : undefined;
-      if (facts) extra.facts = facts;
-      if (tag === 'select') {
-        extra.options = Array.from((el as unknown as HTMLSelectElement).options).map((o) =>
-          clean(o.label || o.text),
-        );
-      }
-      let hasExtra = false;
-      for (const _ in extra) {
-        hasExtra = true;
-        break;
-      }
+      const extra = extraOf(el, role, name, label, rect, interactive, dialogKey);
       // Same-origin URLs travel without their origin; the caller puts it back.
       const shortUrl =
         url && origin !== 'null' && url.startsWith(`${origin}/`) ? url.slice(origin.length) : url;
@@ -502,18 +307,12 @@ export function collect(opts: CollectOptions, sem: Semantics & Features): RawCol
         rect.width > 0 || rect.height > 0
           ? [Math.round(rect.left), Math.round(rect.top), Math.round(rect.width), Math.round(rect.height)]
           : 0,
-        hasExtra ? extra : 0,
+        extra,
       ]);
-    }
-    // Headings read as `h2: Title`: the level says it is a heading, in fewer tokens.
-    let shown = role;
-    if (role === 'heading') {
-      const level = /^h([1-6])$/.exec(tag)?.[1] ?? el.getAttribute('aria-level');
-      if (level) shown = `h${level}`;
     }
     const line: RawLine = [
       depth,
-      `${shown}\u0000${name}`,
+      `${shownRole(el, role)}\u0000${name}`,
       id,
       (interactive ? 1 : 0) | (inView ? 2 : 0),
       Math.round(rect.top + scrollY),

@@ -1,7 +1,13 @@
 import { type CollectOptions, collect } from './collect.ts';
 import { features } from './features.ts';
+import { interactivity } from './interactive.ts';
+import { lineRules } from './line-rules.ts';
+import { names } from './names.ts';
+import { records } from './record.ts';
 import { resolveLocator } from './resolve.ts';
 import { semantics } from './semantics.ts';
+import { states } from './states.ts';
+import { xpaths } from './xpath.ts';
 
 /**
  * Turns an in-page function into an expression string. Transpilers (tsx/esbuild) may wrap nested
@@ -10,6 +16,12 @@ import { semantics } from './semantics.ts';
 function expression(fn: (arg: never) => unknown, arg: unknown): string {
   return `(() => { const __name = (f) => f; return (${fn.toString()})(${JSON.stringify(arg)}); })()`;
 }
+
+/**
+ * The in-page factories of collect()'s helpers, in order: each is handed the helpers made before it
+ * and adds its own to the one object collect() runs with (see Helpers in collect.ts).
+ */
+const HELPERS = [semantics, names, states, interactivity, features, xpaths, records, lineRules];
 
 /**
  * Asked to, a document whose DOM changed within the last `quietMs` (the mutation clock the context's
@@ -30,7 +42,7 @@ export const collectCall = (opts: CollectOptions, quietMs?: number): string =>
   `(() => { ${busyCheck(quietMs)} const f = globalThis.__bfnCollect; return f ? JSON.stringify(f(${JSON.stringify(opts)})) : undefined; })()`;
 
 export const collectInstall = (opts: CollectOptions, quietMs?: number): string =>
-  `(() => { ${busyCheck(quietMs)} const __name = (f) => f; const sem = Object.assign((${semantics.toString()})(), (${features.toString()})()); const run = (${collect.toString()});
+  `(() => { ${busyCheck(quietMs)} const __name = (f) => f; const sem = {}; for (const make of [${HELPERS.map((f) => `(${f.toString()})`).join(', ')}]) Object.assign(sem, make(sem)); const run = (${collect.toString()});
     const f = (opts) => run(opts, sem);
     Object.defineProperty(globalThis, '__bfnCollect', { value: f, configurable: true });
     return JSON.stringify(f(${JSON.stringify(opts)})); })()`;

@@ -1,0 +1,72 @@
+import type { Interactivity } from './interactive.ts';
+import type { Semantics } from './semantics.ts';
+
+/**
+ * Runs INSIDE a page frame, like collect.ts (self-contained but for the helpers it is handed): the
+ * rules by which the walk weighs an element — a plain inline wrapper to see through, laid out but
+ * hidden, scrolling its own content, worth a line of its own.
+ */
+export function lineRules({ PHRASING, STRUCTURAL, hasClickListener }: Semantics & Interactivity) {
+  /**
+   * Plain inline wrappers (<b>, <span>, <sup>…) are most of a text-heavy page and never a line
+   * of their own. (One that hosts a shadow root is not plain either: the walk checks that last.)
+   */
+  function plainInline(el: Element, style: CSSStyleDeclaration, cursor: string): boolean {
+    return (
+      style.display === 'inline' &&
+      PHRASING.has(el.localName) &&
+      !el.hasAttribute('role') &&
+      !el.hasAttribute('tabindex') &&
+      !el.hasAttribute('onclick') &&
+      !el.hasAttribute('aria-label') &&
+      !hasClickListener(el) &&
+      style.visibility === 'visible' &&
+      (style.cursor !== 'pointer' || cursor === 'pointer')
+    );
+  }
+
+  /** Invisible, or a box of no size that shows nothing of its content. */
+  function isHidden(style: CSSStyleDeclaration, rect: DOMRect, isContents: boolean): boolean {
+    return (
+      style.visibility === 'hidden' ||
+      style.visibility === 'collapse' ||
+      (!isContents && rect.width === 0 && rect.height === 0 && style.overflow !== 'visible')
+    );
+  }
+
+  /** A box (not the page itself) that scrolls its own content. */
+  function scrollsItself(el: Element, style: CSSStyleDeclaration): boolean {
+    const tag = el.localName;
+    return (
+      tag !== 'html' &&
+      tag !== 'body' &&
+      (style.overflowY === 'auto' || style.overflowY === 'scroll') &&
+      el.scrollHeight > el.clientHeight + 4
+    );
+  }
+
+  /** Whether an element with a role, a way to act on it or a scrollbar gets a line of its own. */
+  function worthALine(
+    tag: string,
+    role: string,
+    name: string,
+    interactive: boolean,
+    scrollable: boolean,
+  ): boolean {
+    return (
+      interactive ||
+      scrollable ||
+      tag === 'iframe' ||
+      tag === 'frame' ||
+      tag === 'img' ||
+      tag === 'canvas' ||
+      ((role === 'heading' || role === 'status' || role === 'alert') && !!name) ||
+      STRUCTURAL.has(role) ||
+      ((role === 'cell' || role === 'columnheader' || role === 'rowheader') && !!name)
+    );
+  }
+
+  return { plainInline, isHidden, scrollsItself, worthALine };
+}
+
+export type LineRules = ReturnType<typeof lineRules>;

@@ -1,0 +1,71 @@
+import type { ControlFacts } from './features.ts';
+
+/**
+ * What collect() sends back from a page frame, shaped to keep big pages' payloads small; the
+ * caller (tree.ts, snapshot.ts) turns it into a Snapshot.
+ */
+
+/** [depth, text, elementId (0 = none), flags, docTop] — flags: 1 interactive, 2 in viewport, 4 frame slot. */
+export type RawLine = [number, string, number, number, number];
+
+/** Rarely present element fields, sent only when there is something to send. */
+export interface PackedExtra {
+  value?: string;
+  placeholder?: string;
+  label?: string;
+  inputType?: string;
+  options?: string[];
+  states?: Record<string, boolean | string>;
+  /** Key of the open dialog holding the element (see SnapshotElement.dialog). */
+  dialog?: number;
+  /** Matcher facts about form controls and buttons (see features.ts). */
+  facts?: ControlFacts;
+}
+
+/**
+ * One element, as a tuple to keep big pages' payloads small:
+ * [id, role, name, tag, xpath, flags (1 in viewport, 2 interactive, 4 scrollable), url | 0,
+ *  [x, y, w, h] | 0, extra | 0]. A url starting with `/` is relative to the frame's origin.
+ */
+export type PackedElement = [
+  number,
+  string,
+  string,
+  string,
+  string,
+  number,
+  string | 0,
+  [number, number, number, number] | 0,
+  PackedExtra | 0,
+];
+
+export interface RawFrameSlot {
+  key: number;
+  line: number;
+  xpath: string;
+  /** Content-box origin of the iframe inside this frame's viewport. */
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+export interface RawCollect {
+  url: string;
+  title: string;
+  lines: RawLine[];
+  elements: PackedElement[];
+  frames: RawFrameSlot[];
+  /** First snapshot of this document: its ids start over. */
+  fresh: boolean;
+  viewport: { width: number; height: number; scrollX: number; scrollY: number; docHeight: number };
+  counts: {
+    nodes: number;
+    canvas: number;
+    canvasArea: number;
+    svgIcons: number;
+    unlabelled: number;
+    semantic: number;
+  };
+  error?: string;
+}
