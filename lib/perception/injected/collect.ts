@@ -324,6 +324,9 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
 
   walkNode(scopeRoot!, 0, 'auto', doc, false);
   g.__bfnLocalNext = nextId;
+  // The per-walk caches key on elements: emptied now, they keep no removed DOM alive until the next read.
+  sem.resetFeatures();
+  sem.resetXpaths();
 
   return {
     url: location.href,

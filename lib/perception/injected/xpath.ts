@@ -1,7 +1,7 @@
 /**
  * Runs INSIDE a page frame, like collect.ts (self-contained, no imports): the durable XPath chain
  * of an element, one segment per root (document or shadow root). Its caches hold for one collect
- * call: collect() starts with resetXpaths().
+ * call: collect() empties them before and after its walk.
  */
 export function xpaths() {
   // Paths of ancestors are shared by many elements (every row of a table): compute each once,
