@@ -62,14 +62,30 @@ describe('snapshot: elements that act as buttons or links without a role', () =>
       'button: Focusable tile',
       'button: Inner action',
       'button: Remove',
+      'button: Log in',
     ]);
     expect(named('with inner text')).toHaveLength(0);
+    // An <a> without href and without a button's class (the current page of a pager) stays text.
+    expect(named('3')).toHaveLength(0);
   });
 
   it('lets the matcher name it like any button', () => {
     const d = matchInstruction('click the Open settings button', snap);
     expect(d.kind).toBe('action');
     if (d.kind === 'action') expect(d.elementId).toBe(named('Open settings')[0]!.id);
+  });
+
+  it('takes an <a> without href that its class calls a button for one, and clicks it through a delegated handler', async () => {
+    idIn(snap.tree, 'button', 'Log in');
+    const session = await fixtureSession(browser, site, '/clickables.html');
+    try {
+      const result = await act(opContext(session), 'click the Log in button');
+      expect(result.success).toBe(true);
+      expect(result.resolvedBy).toBe('matcher');
+      expect(await session.page.evaluate('document.body.dataset.login')).toBe('yes');
+    } finally {
+      await session.close();
+    }
   });
 
   it('clicks it for real through act with no model', async () => {

@@ -72,6 +72,24 @@ describe('snapshot on real Chromium', () => {
     expect((await snapshot(page)).tree).toMatch(/checkbox: Beta unchecked/);
   });
 
+  it('reads a page whose <body> a modal library marked aria-hidden, and still leaves out what it hid inside', async () => {
+    // As a real account page had it: the library hid <body>, its own dialog included.
+    await page.setContent(`
+      <body aria-hidden="true">
+        <div id="app" aria-hidden="true"><button>Behind the modal</button></div>
+        <div role="dialog" aria-label="Change password">
+          <label>New password <input type="password"></label>
+          <label>Confirm password <input type="password"></label>
+          <button>Save</button>
+        </div>
+      </body>`);
+    const snap = await snapshot(page);
+    expect(snap.tree).toMatch(/\[\d+\] textbox: New password/);
+    expect(snap.tree).toMatch(/\[\d+\] textbox: Confirm password/);
+    expect(snap.tree).toMatch(/\[\d+\] button: Save/);
+    expect(snap.tree).not.toContain('Behind the modal');
+  });
+
   it('reaches into open, nested and closed shadow roots and iframes, with locators that find the same element', async () => {
     await page.setContent(WIDGETS);
     await page.frames()[1]?.waitForLoadState();

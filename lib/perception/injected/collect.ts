@@ -157,7 +157,10 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
     }
     counts.nodes++;
     if (ignoreSel && el.matches(ignoreSel)) return;
-    if (el.getAttribute('aria-hidden') === 'true' || el.hasAttribute('inert')) return;
+    // aria-hidden on <html> or <body> is an authoring mistake (a modal library hiding "the app" with
+    // the modal inside it); ARIA has user agents ignore it there, and so do we: the page is on screen.
+    const ariaHidden = el.getAttribute('aria-hidden') === 'true' && tag !== 'body' && tag !== 'html';
+    if (ariaHidden || el.hasAttribute('inert')) return;
     const style = getComputedStyle(el);
     const display = style.display;
     if (display === 'none') return;

@@ -18,6 +18,22 @@ export function interactivity({ INTERACTIVE_ROLES, clean }: Semantics) {
   const LONG_TEXT = 80;
   const clickers = (globalThis as unknown as { __bfnClickers?: WeakMap<Element, unknown[]> }).__bfnClickers;
 
+  /** Class or id words by which a page calls a control a button. */
+  const BUTTON_WORDS = /(?:^|[\s_-])(?:btn|bttn|button|cta)(?:[\s_-]|$)/i;
+
+  /**
+   * An <a> without href is no link, and the browser gives it no pointer cursor: it is there for a
+   * script to handle its clicks. When its class or id calls it a button, it is one, even where the
+   * handler is out of sight (delegated to a framework root) or gone (a saved copy of the page).
+   */
+  function anchorButton(el: Element): boolean {
+    return (
+      el.localName === 'a' &&
+      !el.hasAttribute('href') &&
+      BUTTON_WORDS.test(`${el.getAttribute('class') ?? ''} ${el.id}`)
+    );
+  }
+
   /** Click-type listeners added with addEventListener (recorded by the init script), if any. */
   const hasClickListener = (el: Element): boolean => !!clickers && clickers.has(el);
 
@@ -51,8 +67,9 @@ export function interactivity({ INTERACTIVE_ROLES, clean }: Semantics) {
 
   /**
    * How an element with no interactive role shows it can be clicked: 'button' or 'link' for a
-   * handler, own `cursor: pointer` or tabindex on something with text; 'clickable' for what is
-   * interactive but not button-like (draggable, a handler around other controls, no text); ''
+   * handler, own `cursor: pointer`, tabindex or a button's class (on an <a> without href) on
+   * something with text; 'clickable' for what is interactive but not button-like (draggable, a
+   * handler around other controls, no text); ''
    * for nothing, and for noise: a pointer-cursor box around a real control, a cursor inherited
    * from a clickable parent, a bare listener on a big block of text.
    */
@@ -66,7 +83,8 @@ export function interactivity({ INTERACTIVE_ROLES, clean }: Semantics) {
     const draggable = el.getAttribute('draggable') === 'true';
     // cursor:pointer set on this element (not just inherited) is how most custom widgets say "click me".
     const pointer = style.cursor === 'pointer' && parentCursor !== 'pointer';
-    if (!onclick && !listener && !tabbable && !draggable && !pointer) return '';
+    const named = anchorButton(el);
+    if (!onclick && !listener && !tabbable && !draggable && !pointer && !named) return '';
     const explicit = onclick || tabbable || draggable;
     if (el.querySelector(REAL_CONTROLS)) return explicit ? 'clickable' : '';
     const text =
@@ -78,7 +96,7 @@ export function interactivity({ INTERACTIVE_ROLES, clean }: Semantics) {
     if (text.length > LONG_TEXT) return explicit || pointer ? 'clickable' : '';
     // A pointer box around a smaller element with its own handler: that element is the control.
     if (pointer && !explicit && !listener && wrapsHandler(el)) return '';
-    if (!onclick && !listener && !pointer && !tabbable) return 'clickable';
+    if (!onclick && !listener && !pointer && !tabbable && !named) return 'clickable';
     return navigates(el) ? 'link' : 'button';
   }
 
@@ -96,6 +114,7 @@ export function interactivity({ INTERACTIVE_ROLES, clean }: Semantics) {
     nativeInteractive,
     clickKind,
     hasClickListener,
+    anchorButton,
     PROMOTABLE,
   };
 }

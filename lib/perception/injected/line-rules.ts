@@ -6,7 +6,12 @@ import type { Semantics } from './semantics.ts';
  * rules by which the walk weighs an element — a plain inline wrapper to see through, laid out but
  * hidden, scrolling its own content, worth a line of its own.
  */
-export function lineRules({ PHRASING, STRUCTURAL, hasClickListener }: Semantics & Interactivity) {
+export function lineRules({
+  PHRASING,
+  STRUCTURAL,
+  hasClickListener,
+  anchorButton,
+}: Semantics & Interactivity) {
   /**
    * Plain inline wrappers (<b>, <span>, <sup>…) are most of a text-heavy page and never a line
    * of their own. (One that hosts a shadow root is not plain either: the walk checks that last.)
@@ -20,6 +25,7 @@ export function lineRules({ PHRASING, STRUCTURAL, hasClickListener }: Semantics 
       !el.hasAttribute('onclick') &&
       !el.hasAttribute('aria-label') &&
       !hasClickListener(el) &&
+      !anchorButton(el) &&
       style.visibility === 'visible' &&
       (style.cursor !== 'pointer' || cursor === 'pointer')
     );
