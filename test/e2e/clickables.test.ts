@@ -75,28 +75,27 @@ describe('snapshot: elements that act as buttons or links without a role', () =>
     if (d.kind === 'action') expect(d.elementId).toBe(named('Open settings')[0]!.id);
   });
 
-  it('takes an <a> without href that its class calls a button for one, and clicks it through a delegated handler', async () => {
-    idIn(snap.tree, 'button', 'Log in');
+  /** Acts on a fresh copy of the page with no model; returns what the page recorded afterwards. */
+  async function actWithoutModel(instruction: string, recorded: string) {
     const session = await fixtureSession(browser, site, '/clickables.html');
     try {
-      const result = await act(opContext(session), 'click the Log in button');
-      expect(result.success).toBe(true);
-      expect(result.resolvedBy).toBe('matcher');
-      expect(await session.page.evaluate('document.body.dataset.login')).toBe('yes');
+      const result = await act(opContext(session), instruction);
+      return { result, recorded: await session.page.evaluate(`document.body.dataset.${recorded}`) };
     } finally {
       await session.close();
     }
+  }
+
+  it('takes an <a> without href that its class calls a button for one, and clicks it through a delegated handler', async () => {
+    idIn(snap.tree, 'button', 'Log in');
+    const { result, recorded } = await actWithoutModel('click the Log in button', 'login');
+    expect(result).toMatchObject({ success: true, resolvedBy: 'matcher' });
+    expect(recorded).toBe('yes');
   });
 
   it('clicks it for real through act with no model', async () => {
-    const session = await fixtureSession(browser, site, '/clickables.html');
-    try {
-      const result = await act(opContext(session), 'click Open settings');
-      expect(result.success).toBe(true);
-      expect(result.resolvedBy).toBe('matcher');
-      expect(await session.page.evaluate('document.body.dataset.settings')).toBe('open');
-    } finally {
-      await session.close();
-    }
+    const { result, recorded } = await actWithoutModel('click Open settings', 'settings');
+    expect(result).toMatchObject({ success: true, resolvedBy: 'matcher' });
+    expect(recorded).toBe('open');
   });
 });
