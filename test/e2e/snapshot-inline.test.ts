@@ -1,5 +1,6 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { matchInstruction } from '../../lib/ops/matcher/index.ts';
 import { diffSnapshots } from '../../lib/perception/diff.ts';
 import { redactSecrets } from '../../lib/perception/redact.ts';
 import { snapshot } from '../../lib/perception/snapshot.ts';
@@ -88,6 +89,26 @@ describe('snapshot on real Chromium', () => {
     expect(snap.tree).toMatch(/\[\d+\] textbox: Confirm password/);
     expect(snap.tree).toMatch(/\[\d+\] button: Save/);
     expect(snap.tree).not.toContain('Behind the modal');
+  });
+
+  it('takes a floating label after an unnamed field as its nearby text, and grounds on it', async () => {
+    // CSS floating labels follow their input (the `input:focus + label` pattern); the names and
+    // ids say nothing.
+    await page.setContent(`
+      <form>
+        <div class="f"><input type="text" name="f_81ab"><label>Username</label></div>
+        <div class="f"><input type="text" name="f_92cd"><div class="title">Email</div></div>
+        <div class="f"><input type="password" name="f_a7e0"><span style="display:none">Required</span></div>
+        <p><span>Order number</span><b>*</b><span style="display:none">You must enter text</span><input name="f_b3"></p>
+        <button>Sign in</button>
+      </form>`);
+    const snap = await snapshot(page);
+    const fields = snap.elements.filter((e) => e.role === 'textbox');
+    // Hidden validation messages and a lone "*" are no label, before or after the field.
+    expect(fields.map((f) => f.facts?.nearby)).toEqual(['Username', 'Email', undefined, 'Order number']);
+    const d = matchInstruction('type "ada@example.com" into the email field', snap);
+    expect(d.kind).toBe('action');
+    if (d.kind === 'action') expect(d.elementId).toBe(fields[1]!.id);
   });
 
   it('reaches into open, nested and closed shadow roots and iframes, with locators that find the same element', async () => {

@@ -1,8 +1,8 @@
 /**
  * Runs INSIDE a page frame, like collect.ts (self-contained, no imports): the facts about a form
  * control that the matcher grounds instructions on but a model rarely needs to read — its
- * `autocomplete` token, the words of its `name` / `id` attributes, the text just before it when
- * nothing names it, which form (or field group) it belongs to, and whether a user can see it at
+ * `autocomplete` token, the words of its `name` / `id` attributes, the text just before it (or a
+ * floating label just after it) when nothing names it, which form (or field group) it belongs to, and whether a user can see it at
  * all. Computed only for form controls and buttons, so big text pages pay nothing.
  */
 export interface ControlFacts {
@@ -25,6 +25,10 @@ export function features() {
   const CONTROLS = 'input:not([type=hidden]),select,textarea,button';
   const FIELD_TAGS = new Set(['input', 'select', 'textarea', 'button']);
   const BOUNDARY = new Set(['FORM', 'BODY', 'HTML', 'FIELDSET', 'DIALOG']);
+  /** Controls a user types into (an <input>'s type, or textarea): the ones a floating label names. */
+  const TAKES_TEXT = /^(?:text|email|password|tel|url|search|number|textarea)$/;
+  /** Text with a letter or digit in it: what could name something. */
+  const WORDY = /[\p{L}\p{N}]/u;
   const clean = (s: string | null | undefined): string => (s ? s.replace(/\s+/g, ' ').trim() : '');
   // Page chrome: a login form there is the header's drop-down, not the page's own form.
   const CHROME =
@@ -74,8 +78,11 @@ export function features() {
     for (let level = 0; node && level < 4; level++) {
       for (let s = node.previousElementSibling, k = 0; s && k < 3; s = s.previousElementSibling, k++) {
         if (s.matches(CONTROLS) || s.querySelector(CONTROLS)) return '';
+        // innerText of an element not rendered is its raw text: a hidden error message is no label.
+        if (!s.checkVisibility()) continue;
         const t = clean((s as HTMLElement).innerText);
-        if (t) {
+        // A required-field "*" or a separator says nothing: look further back.
+        if (t && WORDY.test(t)) {
           const lines = t.split('\n');
           return clean(lines[lines.length - 1]).slice(0, 80);
         }
@@ -87,6 +94,32 @@ export function features() {
       for (let c = parent.firstChild; c && c !== node; c = c.nextSibling)
         if (c.nodeType === 3) before += c.nodeValue ?? '';
       if (clean(before)) return clean(before).slice(0, 80);
+      node = parent;
+    }
+    return '';
+  }
+
+  /**
+   * A floating label: short text right after a control that nothing else names, inside the
+   * control's own wrapper (`<input><label>Email</label>`, `<input><div class="title">Email</div>`),
+   * placed over or under the box by CSS. Text after the wrapper of another control is not taken.
+   */
+  function followingText(el: Element): string {
+    if (!TAKES_TEXT.test(el.localName === 'textarea' ? 'textarea' : ((el as HTMLInputElement).type ?? '')))
+      return '';
+    let node: Element | null = el;
+    for (let level = 0; node && level < 2; level++) {
+      let s: Element | null = node.nextElementSibling;
+      while (s && !s.checkVisibility()) s = s.nextElementSibling;
+      if (s) {
+        if (s.matches(CONTROLS) || s.querySelector(CONTROLS)) return '';
+        const forOther = s.localName === 'label' && (s as HTMLLabelElement).htmlFor;
+        if (forOther && forOther !== el.id) return '';
+        const t = clean((s as HTMLElement).innerText);
+        if (t) return t.length <= 40 && !t.includes('\n') && WORDY.test(t) ? t : '';
+      }
+      const parent: Element | null = node.parentElement;
+      if (!parent || BOUNDARY.has(parent.tagName) || controlsIn(parent) > 1) return '';
       node = parent;
     }
     return '';
@@ -115,7 +148,7 @@ export function features() {
     const attrs = clean(`${el.getAttribute('name') ?? ''} ${el.id}`);
     if (attrs) facts.attrs = attrs.slice(0, 80);
     if (!hasName && tag !== 'button') {
-      const near = nearbyText(el);
+      const near = nearbyText(el) || followingText(el);
       if (near) facts.nearby = near;
     }
     const group = groupOf(el);
