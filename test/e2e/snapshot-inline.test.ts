@@ -91,6 +91,30 @@ describe('snapshot on real Chromium', () => {
     expect(snap.tree).not.toContain('Behind the modal');
   });
 
+  it('names a field by the labels a user sees, read as shown', async () => {
+    await page.setContent(`
+      <input id="first"><label for="first">First Name</label>
+      <ul style="display:none"><li><label for="first">First Name is required</label></li></ul>
+      <label><input type="checkbox"><span>Keep me signed in</span><span style="display:block">Only on a private device</span></label>
+      <label for="mail" style="display:none">email</label><input id="mail">
+      <input type="image" src="data:," value="Sign In">
+      <label for="store" class="sr">Store name</label><label for="store">Store Name</label><input id="store">`);
+    const snap = await snapshot(page);
+    const names = snap.elements.map((e) => `${e.role}: ${e.name}`);
+    expect(names).toEqual([
+      // The hidden "is required" label beside a shown one names nothing.
+      'textbox: First Name',
+      // Blocks inside a label stay apart.
+      'checkbox: Keep me signed in Only on a private device',
+      // A label hidden for everyone but screen readers, and nothing else: it still names the field.
+      'textbox: email',
+      // An image button with no alt text: its value, as Chromium names it.
+      'button: Sign In',
+      // Two labels with the same words (a screen-reader copy): said once.
+      'textbox: Store name',
+    ]);
+  });
+
   it('takes a floating label after an unnamed field as its nearby text, and grounds on it', async () => {
     // CSS floating labels follow their input (the `input:focus + label` pattern); the names and
     // ids say nothing.

@@ -41,13 +41,32 @@ export function names({ NAME_FROM_CONTENT, clean, cap }: Semantics) {
     const ctl = el as HTMLInputElement;
     if (ctl.labels && ctl.labels.length > 0) {
       const parts: string[] = [];
-      for (const l of Array.from(ctl.labels)) {
-        // A wrapping label's text includes the control's own value text; strip nested controls.
+      // Beside a label on screen, a hidden one (the "is required" message kept back until it
+      // applies) names nothing. Hidden labels alone (put there for screen readers) still do.
+      const all = Array.from(ctl.labels);
+      const shown = all.filter((l) => l.checkVisibility());
+      for (const l of shown.length > 0 ? shown : all) {
+        if (shown.length > 0 && !l.querySelector('select,textarea')) {
+          // As read: hidden parts left out, blocks kept apart ("Keep me signed in" / "Only check…").
+          // (An <input> adds no text to what is read.)
+          parts.push(clean(l.innerText));
+          continue;
+        }
+        // A select's options and a textarea's text would be read with the label: strip them.
         const clone = l.cloneNode(true) as HTMLElement;
         for (const c of Array.from(clone.querySelectorAll('input,select,textarea'))) c.remove();
         parts.push(clean(clone.textContent));
       }
-      return clean(parts.join(' '));
+      // The same words twice (a visible label and a screen-reader copy) are said once.
+      const said = new Set<string>();
+      return clean(
+        parts
+          .filter((p) => {
+            const key = p.toLowerCase();
+            return !said.has(key) && !!said.add(key);
+          })
+          .join(' '),
+      );
     }
     return '';
   }
@@ -67,8 +86,11 @@ export function names({ NAME_FROM_CONTENT, clean, cap }: Semantics) {
         const v = clean((el as HTMLInputElement).value);
         return { name: v || (t === 'submit' ? 'Submit' : t === 'reset' ? 'Reset' : ''), label: '' };
       }
-      if (tag === 'input' && t === 'image')
-        return { name: clean(el.getAttribute('alt')) || 'Submit', label: '' };
+      if (tag === 'input' && t === 'image') {
+        // Chromium's order: alt, then the value a script or the page gave it, then title.
+        const named = clean(el.getAttribute('alt')) || clean(el.getAttribute('value'));
+        return { name: named || clean(el.getAttribute('title')) || 'Submit', label: '' };
+      }
       const label = labelsOf(el);
       if (label) return { name: label, label };
     }
