@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { matchInstruction } from '../../lib/ops/matcher/index.ts';
 import type { MatchElement } from '../../lib/ops/matcher/score.ts';
 import type { Snapshot } from '../../lib/perception/types.ts';
+import { snapshotOf } from '../support/snapshots.ts';
 
 type Spec = Partial<MatchElement> & { role: string; name: string };
 const TAGS: Record<string, string> = {
@@ -27,29 +28,7 @@ function page(specs: Spec[], extra: Partial<Snapshot> = {}): Snapshot {
     states: {},
     ...s,
   }));
-  return {
-    url: 'https://tasks.test/',
-    title: 'test',
-    tree: '',
-    elements,
-    urls: {},
-    frames: [{ index: 0, url: 'https://tasks.test/', xpath: '', offset: { x: 0, y: 0 } }],
-    stats: {
-      nodes: elements.length,
-      elements: elements.length,
-      interactive: elements.length,
-      lines: elements.length,
-      chars: 0,
-      tokens: 0,
-      ms: 0,
-      omittedLines: 0,
-      omittedInteractive: 0,
-    },
-    signature: 'sig',
-    contentHash: 'hash',
-    confidence: 1,
-    ...extra,
-  };
+  return snapshotOf(elements, 'https://tasks.test/', extra);
 }
 
 /** The id the decision acts on, or 'defer'. */

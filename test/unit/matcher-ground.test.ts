@@ -4,6 +4,7 @@ import { attrWords, autocompleteWords, canon } from '../../lib/ops/matcher/groun
 import { matchInstruction } from '../../lib/ops/matcher/index.ts';
 import { normalize } from '../../lib/ops/matcher/text.ts';
 import type { ElementFacts, Snapshot, SnapshotElement } from '../../lib/perception/types.ts';
+import { snapshotOf } from '../support/snapshots.ts';
 
 // Synthetic snapshots: ids 1..n in reading order, each control visible with a box unless concealed.
 type Spec = Partial<SnapshotElement> & { role: string; name?: string; form?: number; f?: ElementFacts };
@@ -26,28 +27,7 @@ function page(specs: Spec[]): Snapshot {
       ...s,
     };
   });
-  return {
-    url: 'https://shop.test/',
-    title: 'test',
-    tree: '',
-    elements,
-    urls: {},
-    frames: [{ index: 0, url: 'https://shop.test/', xpath: '', offset: { x: 0, y: 0 } }],
-    stats: {
-      nodes: elements.length,
-      elements: elements.length,
-      interactive: elements.length,
-      lines: elements.length,
-      chars: 0,
-      tokens: 0,
-      ms: 0,
-      omittedLines: 0,
-      omittedInteractive: 0,
-    },
-    signature: 'sig',
-    contentHash: 'hash',
-    confidence: 1,
-  };
+  return snapshotOf(elements, 'https://shop.test/');
 }
 
 const text = (name: string, form: number, f: ElementFacts = {}): Spec => ({

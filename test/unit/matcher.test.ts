@@ -4,6 +4,7 @@ import { type MatchElement, scoreCandidates } from '../../lib/ops/matcher/score.
 import { formatCandidates } from '../../lib/ops/matcher/summary.ts';
 import { textScore, toNorm } from '../../lib/ops/matcher/text.ts';
 import type { Snapshot } from '../../lib/perception/types.ts';
+import { snapshotOf } from '../support/snapshots.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Synthetic snapshots shaped like the real ones (ids 1..n in document order).
@@ -42,29 +43,7 @@ function page(specs: Spec[], extra: Partial<Snapshot> = {}): Snapshot {
       ...s,
     };
   });
-  return {
-    url: 'https://shop.test/',
-    title: 'test',
-    tree: '',
-    elements,
-    urls: {},
-    frames: [{ index: 0, url: 'https://shop.test/', xpath: '', offset: { x: 0, y: 0 } }],
-    stats: {
-      nodes: elements.length,
-      elements: elements.length,
-      interactive: elements.filter((e) => e.interactive).length,
-      lines: elements.length,
-      chars: 0,
-      tokens: 0,
-      ms: 0,
-      omittedLines: 0,
-      omittedInteractive: 0,
-    },
-    signature: 'sig',
-    contentHash: 'hash',
-    confidence: 1,
-    ...extra,
-  };
+  return snapshotOf(elements, 'https://shop.test/', extra);
 }
 
 const LOGIN = page([
