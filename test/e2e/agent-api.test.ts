@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { serve } from '@hono/node-server';
+import type { ServerType } from '@hono/node-server';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../lib/api/app.ts';
@@ -13,12 +12,13 @@ import { startBrowser } from '../support/browser.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
 import { idInPrompt } from '../support/ops-env.ts';
+import { serveOnLoopback } from '../support/serve.ts';
 
 let browser: Browser;
 let site: FixtureServer;
 let llm: ScriptedModel;
 let base: string;
-let server: ReturnType<typeof serve>;
+let server: ServerType;
 let evidence: LocalEvidenceStore;
 
 beforeAll(async () => {
@@ -33,10 +33,7 @@ beforeAll(async () => {
     env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: llm.openaiBaseURL },
     agentStores: () => ({ runStore, evidence }),
   });
-  server = await new Promise((resolve) => {
-    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
-  });
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  ({ server, base } = await serveOnLoopback(app.fetch));
 });
 afterAll(async () => {
   server?.close();

@@ -1,8 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serve } from '@hono/node-server';
+import type { ServerType } from '@hono/node-server';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../lib/api/app.ts';
@@ -12,12 +11,13 @@ import { startBrowser } from '../support/browser.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
 import { idInPrompt } from '../support/ops-env.ts';
+import { serveOnLoopback } from '../support/serve.ts';
 
 let browser: Browser;
 let site: FixtureServer;
 let llm: ScriptedModel;
 let base: string;
-let server: ReturnType<typeof serve>;
+let server: ServerType;
 let cacheRoot: string;
 
 beforeAll(async () => {
@@ -34,10 +34,7 @@ beforeAll(async () => {
     maxBodyBytes: 64 * 1024,
     cacheFor: localTenantCaches(cacheRoot),
   });
-  server = await new Promise((resolve) => {
-    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
-  });
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  ({ server, base } = await serveOnLoopback(app.fetch));
 });
 afterAll(async () => {
   server?.close();

@@ -1,5 +1,4 @@
-import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
+import type { ServerType } from '@hono/node-server';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AppDeps, createApp } from '../../lib/api/app.ts';
@@ -7,6 +6,7 @@ import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
 import { launchBrowser } from '../../lib/browser/launch.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
+import { serveOnLoopback } from '../support/serve.ts';
 import { startTrapSites, type TrapSites } from '../support/trap-site.ts';
 
 /** Failures are reported as failures: the API over real HTTP, real Chromium, loopback sites only. */
@@ -15,7 +15,7 @@ let trap: TrapSites;
 let site: FixtureServer;
 let llm: ScriptedModel;
 let current: Promise<Browser> | undefined;
-const servers: ReturnType<typeof serve>[] = [];
+const servers: ServerType[] = [];
 
 /** The app's browser, relaunched when it died (as the shared browser of `npm start` is). */
 const browser = async () => {
@@ -35,11 +35,9 @@ async function listen(deps: Partial<AppDeps> = {}): Promise<string> {
     env: {},
     ...deps,
   });
-  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
-  });
+  const { server, base } = await serveOnLoopback(app.fetch);
   servers.push(server);
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return base;
 }
 
 let base: string;

@@ -1,7 +1,6 @@
 import { writeFile } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { serve } from '@hono/node-server';
+import type { ServerType } from '@hono/node-server';
 import { parse } from 'csv-parse/sync';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,13 +11,14 @@ import { startBrowser } from '../support/browser.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
 import { finishWith, headingIn, tempStores } from '../support/runs-env.ts';
+import { serveOnLoopback } from '../support/serve.ts';
 
 let browser: Browser;
 let site: FixtureServer;
 let llm: ScriptedModel;
 let stores: Awaited<ReturnType<typeof tempStores>>;
 let base: string;
-let server: ReturnType<typeof serve>;
+let server: ServerType;
 let modelDelayMs = 0;
 
 beforeAll(async () => {
@@ -52,10 +52,7 @@ beforeAll(async () => {
       },
     }),
   });
-  server = await new Promise((resolve) => {
-    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
-  });
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  ({ server, base } = await serveOnLoopback(app.fetch));
 });
 afterAll(async () => {
   server?.close();
