@@ -171,5 +171,11 @@ const code = await main(process.argv.slice(2));
 // Whatever a command left open (a browser after a failed navigation, the guard proxy) ends here.
 const { closeSharedBrowser } = await import('../browser/session.ts');
 const { closeGuardProxies } = await import('../browser/guard-proxy.ts');
-await Promise.allSettled([closeSharedBrowser(), closeGuardProxies()]);
+// The work is done and saved by now: a browser that does not close in time must not hold the exit
+// (Playwright kills the browser process when this process exits).
+const CLOSE_MS = 5000;
+await Promise.race([
+  Promise.allSettled([closeSharedBrowser(), closeGuardProxies()]),
+  new Promise((r) => setTimeout(r, CLOSE_MS).unref()),
+]);
 process.exit(code);

@@ -218,13 +218,19 @@ describe('browserfn run: SIGKILL, then resume; verify', () => {
     ];
     // `script` gives the CLI a pseudo-terminal, as a user's shell would.
     const command = [process.execPath, 'bin/browserfn.js', ...args].map((a) => `'${a}'`).join(' ');
-    const child = spawn('script', ['-qec', command, '/dev/null'], { env: { ...env(), TERM: 'xterm' } });
+    const child = spawn('script', ['-qec', command, '/dev/null'], {
+      env: { ...env(), TERM: 'xterm' },
+      detached: true,
+    });
     let out = '';
     child.stdout!.on('data', (b: Buffer) => {
       out += b.toString();
     });
+    // A run of two pages takes seconds: past this, end it and fail with what the terminal showed.
+    const stuck = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 45_000);
     const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
-    expect(code).toBe(0);
+    clearTimeout(stuck);
+    expect(code, `the CLI on a terminal printed:\n${out}`).toBe(0);
     expect(out).toMatch(
       /█+░*\s+\d\/2 \| done \d failed 0 running \d \| [\d.]+ pages\/min \| \d+ tokens \| USD [\d.]+ \| ETA/,
     );
