@@ -113,6 +113,22 @@ async function scroll(page: Page, el: Located | undefined, arg: string | undefin
       : `scrolled ${spec.kind}`;
 }
 
+/**
+ * A field with `maxlength` keeps only the start of a longer text, silently: the act would report
+ * what it did not do (a login then fails on a cut password). Refused before anything is typed. The
+ * message gives no lengths: the text may be a secret.
+ */
+async function assertFits(handle: ElementHandle<Element>, text: string, shown: string): Promise<void> {
+  const max = await handle.evaluate((n) =>
+    n instanceof HTMLInputElement || n instanceof HTMLTextAreaElement ? n.maxLength : -1,
+  );
+  if (max >= 0 && text.length > max)
+    throw new ActionFailure(
+      'invalid',
+      `${shown} takes at most ${max} characters and the text is longer: the field would keep only its start`,
+    );
+}
+
 /** What `run` learned that the caller needs afterwards. */
 interface RunNotes {
   /** The input could well have started a navigation worth waiting for. */
@@ -157,6 +173,7 @@ async function run(page: Page, action: Action, ctx: ExecuteContext, notes: RunNo
       need(1, 'the text to enter');
       const text = args[0]!;
       if (el) {
+        await assertFits(el.handle, text, shown);
         if (action.method === 'fill') await el.handle.fill(text, { timeout });
         else {
           await el.handle.focus();

@@ -34,7 +34,8 @@ export function describeTarget(action: Pick<Action, 'target' | 'description'> & 
 
 /** Maps a Playwright / browser error to the kind a caller can act on. */
 export function classifyError(err: Error): { kind: ActionErrorKind; message: string } {
-  const text = err.message ?? String(err);
+  // Playwright colours its call log for terminals; a JSON answer must not carry the escapes.
+  const text = stripAnsi(err.message ?? String(err));
   const first = text.split('\n')[0] ?? text;
   if (/ERR_BLOCKED_BY_CLIENT|blocked by the network guard/i.test(text))
     return { kind: 'blocked', message: first };
@@ -52,6 +53,10 @@ export function classifyError(err: Error): { kind: ActionErrorKind; message: str
     return { kind: 'timeout', message: first };
   return { kind: 'not_actionable', message: first };
 }
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC is exactly what is removed.
+const ANSI = /\u001b\[[0-9;]*m/g;
+const stripAnsi = (s: string) => s.replace(ANSI, '');
 
 /** Playwright's call log says *why* an element was not actionable; keep that line, drop the noise. */
 function explainActionability(text: string): string {

@@ -31,7 +31,7 @@ export async function snapshotCommand(argv: string[], out: (s: string) => void):
     if (problem?.kind === 'blocked')
       throw new NetworkBlockedError(problem.url, 'navigation', problem.message);
     if (problem) throw new PageUnreachableError(problem.url, problem.message);
-    const snap = await snapshot(session.page, {
+    const { complete: _forTheMatcher, ...snap } = await snapshot(session.page, {
       ...(typeof flags.selector === 'string' ? { selector: flags.selector } : {}),
       ...(budget !== undefined ? { budget } : {}),
       ...(chunk !== undefined ? { chunk } : {}),

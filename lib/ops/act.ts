@@ -4,7 +4,7 @@ import { noModelError } from '../llm/config.ts';
 import { diffSnapshots } from '../perception/diff.ts';
 import { findByLocator } from '../perception/locate.ts';
 import type { Snapshot } from '../perception/types.ts';
-import { elementById } from '../perception/types.ts';
+import { elementById, wholePage } from '../perception/types.ts';
 import { Run } from './act-run.ts';
 import { matchInstruction } from './matcher/index.ts';
 import { type InstructionStep, splitInstruction } from './matcher/steps.ts';
@@ -111,7 +111,7 @@ async function secondStep(run: Run, instruction: string, before: Snapshot): Prom
 }
 
 function candidatesOf(instruction: string, snap: Snapshot): Candidate[] {
-  const decision = matchInstruction(instruction, snap);
+  const decision = matchInstruction(instruction, wholePage(snap));
   return decision.kind === 'defer' ? decision.candidates.slice(0, 5) : [];
 }
 
@@ -188,10 +188,11 @@ export async function act(ctx: OpContext, input: string | Action | ObservedEleme
     run.steps = [];
   }
 
-  // Tier 2: the deterministic matcher, which only answers when sure.
-  const decision = matchInstruction(instruction, snap);
+  // Tier 2: the deterministic matcher, which only answers when sure (of the whole page).
+  const whole = wholePage(snap);
+  const decision = matchInstruction(instruction, whole);
   if (decision.kind === 'action') {
-    const out = await run.exec(decision.action, snap);
+    const out = await run.exec(decision.action, whole);
     if (out.ok || !ctx.llm || run.halted) return remember('matcher');
     run.steps = [];
     snap = await readPage(ctx, { keywords: keywordsOf(instruction) });
@@ -263,10 +264,11 @@ async function runSteps(run: Run, steps: InstructionStep[], first: Snapshot): Pr
       .join(', ');
   for (const [k, step] of steps.entries()) {
     if (k > 0) snap = await readPage(ctx, { keywords: keywordsOf(step.text) });
-    const decision = matchInstruction(step.text, snap);
+    const whole = wholePage(snap);
+    const decision = matchInstruction(step.text, whole);
     let failure: string | undefined;
     if (decision.kind === 'action') {
-      const out = await run.exec(decision.action, snap);
+      const out = await run.exec(decision.action, whole);
       if (out.ok) continue;
       failure = out.message;
     } else {
@@ -296,10 +298,11 @@ async function runSteps(run: Run, steps: InstructionStep[], first: Snapshot): Pr
  * then rewritten), false when the page no longer fits.
  */
 async function replayCached(run: Run, actions: Action[], first: Snapshot): Promise<'same' | 'moved' | false> {
-  let snap = first;
+  // A replay checks each element by role and name, as the matcher decides: on the whole page.
+  let snap = wholePage(first);
   let moved = false;
   for (const [i, action] of actions.entries()) {
-    if (i > 0) snap = await readPage(run.ctx);
+    if (i > 0) snap = wholePage(await readPage(run.ctx));
     const target = action.target;
     if (target && 'locator' in target && typeof target.locator !== 'string') {
       const el = findByLocator(snap, target.locator);

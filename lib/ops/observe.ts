@@ -2,7 +2,7 @@ import { placeholders } from '../actions/helpers.ts';
 import type { ActionMethod } from '../actions/types.ts';
 import { noModelError } from '../llm/config.ts';
 import type { Snapshot, SnapshotElement } from '../perception/types.ts';
-import { elementById } from '../perception/types.ts';
+import { elementById, wholePage } from '../perception/types.ts';
 import { formatCandidates } from './matcher/summary.ts';
 import { observeWithoutModel } from './observe-match.ts';
 import { ask, emptyUsage, keywordsOf, readPage, userMessage, visionPart } from './page-state.ts';
@@ -61,7 +61,7 @@ export async function observe(ctx: OpContext, instruction?: string): Promise<Obs
     ms: Math.round(performance.now() - started),
   });
   if (!text) return finish(everyInteractive(snap), 'matcher');
-  const found = observeWithoutModel(text, snap);
+  const found = observeWithoutModel(text, wholePage(snap));
   if (found.kind === 'elements')
     return finish(
       found.picks.map((p) => observed(p.element, p.method ?? defaultMethod(p.element), p.args ?? [])),

@@ -12,7 +12,8 @@ export function redactSecrets(snapshot: Snapshot, secrets: Record<string, string
   snapshot.tree = scrub(snapshot.tree);
   snapshot.url = scrub(snapshot.url);
   snapshot.title = scrub(snapshot.title);
-  for (const el of snapshot.elements) {
+  // `complete` (when there) holds every element, those in `elements` included.
+  for (const el of snapshot.complete ?? snapshot.elements) {
     el.name = scrub(el.name);
     el.locator.name = scrub(el.locator.name);
     const value = scrubOpt(el.value);

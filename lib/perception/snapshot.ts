@@ -245,6 +245,7 @@ async function read(
   });
   // Only what the model was shown is addressable: an id it could not have seen is a guess.
   const elements = selection ? allElements.filter((e) => keptIds.has(e.id)) : allElements;
+  const complete = elements.length < allElements.length ? allElements : undefined;
 
   let omitted: string | undefined;
   if (selection && selection.omitted > 0) {
@@ -286,6 +287,7 @@ async function read(
   };
   if (chunk) snap.chunk = chunk;
   if (omitted) snap.omitted = omitted;
+  if (complete) snap.complete = complete;
   redactSecrets(snap, options.secrets);
   if (options.secrets) {
     snap.contentHash = shortHash(snap.tree);

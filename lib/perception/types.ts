@@ -133,6 +133,20 @@ export interface Snapshot {
   chunk?: { index: number; count: number };
   /** Human-readable note on what the budget/chunk left out, also appended to the tree. */
   omitted?: string;
+  /**
+   * Every element of the page in document order, present when the budget or chunk left some out
+   * of `tree` and `elements`. Only for deciding without a model (see `wholePage`).
+   */
+  complete?: SnapshotElement[];
+}
+
+/**
+ * The snapshot with every element, for the zero-token matcher: it must judge the whole page, or a
+ * match among the lines a budget happened to keep can win over the right element it left out. A
+ * model, by contrast, may only answer with an id it was shown (`elements`).
+ */
+export function wholePage(snapshot: Snapshot): Snapshot {
+  return snapshot.complete ? { ...snapshot, elements: snapshot.complete } : snapshot;
 }
 
 export interface SnapshotOptions {

@@ -24,26 +24,20 @@ import { launchBrowser } from '../../lib/browser/launch.ts';
 import { matchInstruction } from '../../lib/ops/matcher/index.ts';
 import { snapshot } from '../../lib/perception/snapshot.ts';
 import type { Snapshot, SnapshotElement } from '../../lib/perception/types.ts';
+import { CORPUS, corpusPages, offlineContext, requireCorpus, takeLabels } from './lib/corpus.ts';
 import { fittingKeys, LABELS, type Label, PHRASINGS, VARIANTS } from './lib/grounding-fit.ts';
 import { percentile, round, table } from './lib/report.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
-const CORPUS = process.env.BENCH_CORPUS ?? join(root, '..', 'shared', 'corpus', 'forms');
-const FOLDERS = ['login', 'new-password'];
 const LIMIT = Number(process.env.BENCH_LIMIT ?? 0) || Infinity;
 const PARALLEL = Math.max(1, Number(process.env.BENCH_PARALLEL ?? 3) || 3);
 const USE_CACHE = process.env.BENCH_CACHE === '1';
 const OUT = process.env.BENCH_OUT;
 const FILTER = process.env.BENCH_FILTER;
 const WITH_VARIANTS = process.env.BENCH_VARIANTS === '1';
-const VIEWPORT = { width: 1100, height: 900 };
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
-
-if (!existsSync(CORPUS)) {
-  log(`bench:grounding skipped: no corpus at ${CORPUS} (set BENCH_CORPUS to its forms/ folder)`);
-  process.exit(0);
-}
+requireCorpus('bench:grounding');
 
 /** A labelled element as the page had it: its label, whether a user could see it, its snapshot id. */
 interface LabelledTarget {
@@ -64,35 +58,6 @@ interface PageData {
 
 // ---------------------------------------------------------------------------------------------
 // In-page parts (serialised to the page: self-contained)
-
-/** Reads the labels into a private list, removes the attributes, notes what a user could see. */
-function takeLabels(key: string): { label: string; visible: boolean }[] {
-  const found: { el: Element; label: string; visible: boolean }[] = [];
-  for (const el of Array.from(document.querySelectorAll('[data-fathom]'))) {
-    const label = el.getAttribute('data-fathom') ?? '';
-    el.removeAttribute('data-fathom');
-    const r = el.getBoundingClientRect();
-    const style = getComputedStyle(el);
-    let visible =
-      r.width > 2 &&
-      r.height > 2 &&
-      r.right + window.scrollX > 0 &&
-      r.bottom + window.scrollY > 0 &&
-      style.visibility === 'visible' &&
-      el.checkVisibility({ opacityProperty: true, visibilityProperty: true });
-    // Clipped to nothing by an ancestor (sr-only patterns, collapsed panels).
-    for (let p = el.parentElement; visible && p && p !== document.body; p = p.parentElement) {
-      const ps = getComputedStyle(p);
-      if (ps.overflow !== 'visible') {
-        const pr = p.getBoundingClientRect();
-        if (pr.width < 2 || pr.height < 2) visible = false;
-      }
-    }
-    found.push({ el, label, visible });
-  }
-  Object.defineProperty(window, key, { value: found, enumerable: false });
-  return found.map(({ label, visible }) => ({ label, visible }));
-}
 
 /** Which snapshot element (by its XPath) each labelled element is, as an index into the label list. */
 function whichLabelled(arg: { key: string; items: [number, string][] }): [number, number][] {
@@ -129,20 +94,6 @@ function whichLabelled(arg: { key: string; items: [number, string][] }): [number
 
 // ---------------------------------------------------------------------------------------------
 // Loading
-
-function listPages(): string[] {
-  const files: string[] = [];
-  for (const folder of FOLDERS) {
-    const dir = join(CORPUS, folder);
-    if (!existsSync(dir)) continue;
-    const names = readdirSync(dir)
-      .filter((n) => n.endsWith('.html'))
-      .sort()
-      .slice(0, LIMIT);
-    for (const n of names) if (!FILTER || n.includes(FILTER)) files.push(join(folder, n));
-  }
-  return files;
-}
 
 /** Snapshots depend on the collector's code: a cache entry is valid only for the same sources. */
 function collectorHash(): string {
@@ -194,13 +145,7 @@ async function loadAll(files: string[]): Promise<PageData[]> {
   const needBrowser =
     !USE_CACHE || files.some((f) => !existsSync(join(cacheDir, `${f.replace(/[/\\]/g, '__')}.json`)));
   const browser = needBrowser ? await launchBrowser() : undefined;
-  const context = browser
-    ? await browser.newContext({ viewport: VIEWPORT, acceptDownloads: false })
-    : undefined;
-  // Offline: the captures' external resources were not kept, and nothing may leave the machine.
-  await context?.route('**/*', (route) =>
-    route.request().url().startsWith('file:') ? route.continue() : route.abort(),
-  );
+  const context = browser ? await offlineContext(browser) : undefined;
   const out: PageData[] = [];
   let next = 0;
   let done = 0;
@@ -240,7 +185,7 @@ const shown = (e: SnapshotElement | undefined) =>
     ? `[${e.id}] ${e.role}${e.inputType ? `(${e.inputType})` : ''} '${e.name || e.label || e.placeholder || ''}'`
     : '?';
 
-const files = listPages();
+const files = corpusPages(LIMIT, FILTER);
 log(`bench:grounding: ${files.length} pages from ${CORPUS}${USE_CACHE ? ' (snapshot cache on)' : ''}`);
 const t0 = performance.now();
 const pages = await loadAll(files);

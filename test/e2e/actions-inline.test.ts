@@ -1,24 +1,14 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { executeAction } from '../../lib/actions/execute.ts';
 import type { Action } from '../../lib/actions/types.ts';
 import { snapshot } from '../../lib/perception/snapshot.ts';
 import type { Snapshot } from '../../lib/perception/types.ts';
-import { openPage, startBrowser } from '../support/browser.ts';
+import { freshPageEachTest } from '../support/browser.ts';
 
-let browser: Browser;
-let context: BrowserContext;
 let page: Page;
-
-beforeAll(async () => {
-  browser = await startBrowser();
-});
-afterAll(async () => {
-  await browser?.close();
-});
-beforeEach(async () => {
-  await context?.close();
-  ({ page, context } = await openPage(browser));
+freshPageEachTest((p) => {
+  page = p;
 });
 
 const PAGE = `
@@ -86,6 +76,27 @@ describe('executeAction on real Chromium', () => {
     expect(await log()).toBe('agree:true');
     await run({ method: 'uncheck', target: { id: idOf(snap, 'Agree') } });
     expect(await log()).toBe('agree:false');
+  });
+
+  it('refuses to type a text longer than the field keeps, and types nothing', async () => {
+    await page.setContent(
+      '<label>PIN <input maxlength="4"></label><label>Note <textarea maxlength="6"></textarea></label>',
+    );
+    const snap = await snapshot(page);
+    const run = (a: Action) => executeAction(page, a, { snapshot: snap, variables: { pin: '123456' } });
+    for (const method of ['fill', 'type'] as const) {
+      const out = await run({ method, target: { id: idOf(snap, 'PIN') }, args: ['%pin%'] });
+      expect(out.ok).toBe(false);
+      expect(out.error?.message).toMatch(/takes at most 4 characters and the text is longer/);
+      // Neither the secret nor its length is told.
+      expect(out.error?.message).not.toMatch(/123456|\b6\b/);
+      expect(await page.locator('input').inputValue()).toBe('');
+    }
+    const note = await run({ method: 'fill', target: { id: idOf(snap, 'Note') }, args: ['a long note'] });
+    expect(note.error?.message).toMatch(/at most 6 characters/);
+    // What fits is typed as before.
+    expect((await run({ method: 'fill', target: { id: idOf(snap, 'PIN') }, args: ['1234'] })).ok).toBe(true);
+    expect(await page.locator('input').inputValue()).toBe('1234');
   });
 
   it('acts inside an iframe and a closed shadow root, also by durable locator', async () => {
@@ -174,6 +185,9 @@ describe('executeAction on real Chromium', () => {
     );
     expect(disabled.ok).toBe(false);
     expect(disabled.error?.kind).toBe('not_actionable');
+    // Why, in plain words: no terminal colour codes from Playwright's call log in a JSON answer.
+    expect(disabled.error?.message).toMatch(/element is not enabled$/);
+    expect(disabled.error?.message).not.toContain('\u001b');
     const ghost = await executeAction(page, { method: 'click', target: { id: 9999 } }, { snapshot: snap });
     expect(ghost.error?.kind).toBe('not_found');
     const gone = await executeAction(page, { method: 'click', target: { locator: '/html/body/nav[7]' } });

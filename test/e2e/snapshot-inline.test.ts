@@ -1,26 +1,16 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { matchInstruction } from '../../lib/ops/matcher/index.ts';
 import { diffSnapshots } from '../../lib/perception/diff.ts';
 import { redactSecrets } from '../../lib/perception/redact.ts';
 import { snapshot } from '../../lib/perception/snapshot.ts';
 import { findSecretText, setOfMarks } from '../../lib/perception/som.ts';
-import { openPage, startBrowser } from '../support/browser.ts';
+import { freshPageEachTest } from '../support/browser.ts';
 import { locatorMismatches } from '../support/roundtrip.ts';
 
-let browser: Browser;
-let context: BrowserContext;
 let page: Page;
-
-beforeAll(async () => {
-  browser = await startBrowser();
-});
-afterAll(async () => {
-  await browser?.close();
-});
-beforeEach(async () => {
-  await context?.close();
-  ({ page, context } = await openPage(browser));
+freshPageEachTest((p) => {
+  page = p;
 });
 
 const WIDGETS = `

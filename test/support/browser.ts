@@ -1,4 +1,5 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { newJobContext, newPage } from '../../lib/browser/context.ts';
 import { launchBrowser } from '../../lib/browser/launch.ts';
 
@@ -17,6 +18,27 @@ export async function openPage(
     await page.goto(url, { waitUntil: 'load' });
   }
   return { page, context };
+}
+
+/**
+ * One Chromium for the test file and a fresh context per test, whose page is handed to `use`:
+ * `let page: Page; freshPageEachTest((p) => { page = p; });`
+ */
+export function freshPageEachTest(use: (page: Page) => void): void {
+  let browser: Browser | undefined;
+  let context: BrowserContext | undefined;
+  beforeAll(async () => {
+    browser = await startBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  beforeEach(async () => {
+    await context?.close();
+    const opened = await openPage(browser!);
+    context = opened.context;
+    use(opened.page);
+  });
 }
 
 /** Finds `[id] role: name` in a tree or prompt text; throws with the text when it is not there. */

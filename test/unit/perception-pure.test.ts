@@ -163,6 +163,15 @@ describe('redactSecrets', () => {
     expect(JSON.stringify(s)).not.toContain('ada@example.com');
     expect(redactText('hello ada', { user: 'ada' })).toBe('hello %user%');
   });
+
+  it('also scrubs the elements a budget left out of the outline', () => {
+    const shown = el(1, 'textbox', 'Email', { value: 'ada@example.com' });
+    const left = el(2, 'textbox', 'Confirm', { value: 'ada@example.com' });
+    const s: Snapshot = { ...snap([shown], '[1] textbox: Email'), complete: [shown, left] };
+    redactSecrets(s, { email: 'ada@example.com' });
+    expect(s.complete!.map((e) => e.value)).toEqual(['%email%', '%email%']);
+    expect(JSON.stringify(s)).not.toContain('ada@example.com');
+  });
 });
 
 describe('page identity', () => {

@@ -1,0 +1,225 @@
+/**
+ * bench:act-corpus — the whole zero-token `act` (read the page, match, act) on the saved real pages of
+ * `../shared/corpus/forms`, judged by what happened in the page, not by what act said: the typed
+ * text must sit in the labelled field, the click must land on the labelled button. bench:grounding
+ * grades the matcher's choice; this one also grades the way there (locators, scrolling, hit
+ * testing, fill on real markup), where a right choice can still end on the wrong element.
+ *
+ *   npm run bench:act-corpus                 (all pages)
+ *   BENCH_LIMIT=50 npm run bench:act-corpus  (first 50 pages per folder)
+ *   BENCH_FILTER=EN_ …                       (pages whose name contains it)
+ *
+ * Pages load offline at the capture viewport with their labels taken off before act reads them.
+ * Clicks are caught at the window before the page sees them (nothing submits or navigates), and
+ * text fields are emptied before each act, so every act is judged on its own.
+ */
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { BrowserContext, Page } from 'playwright-core';
+import { launchBrowser } from '../../lib/browser/launch.ts';
+import { act } from '../../lib/ops/act.ts';
+import { OpError } from '../../lib/ops/types.ts';
+import { CORPUS, corpusPages, offlineContext, requireCorpus, takeLabels } from './lib/corpus.ts';
+import { LABELS, type Label, PHRASINGS } from './lib/grounding-fit.ts';
+import { percentile, round, table } from './lib/report.ts';
+
+const LIMIT = Number(process.env.BENCH_LIMIT ?? 0) || Infinity;
+const PARALLEL = Math.max(1, Number(process.env.BENCH_PARALLEL ?? 3) || 3);
+const log = (msg: string) => process.stderr.write(`${msg}\n`);
+requireCorpus('bench:act-corpus');
+
+/** What the page shows after one act. */
+type Outcome = 'right' | 'wrong' | 'no effect' | 'deferred' | 'failed';
+interface Trial {
+  file: string;
+  label: Label;
+  key: string;
+  outcome: Outcome;
+  detail: string;
+  ms: number;
+}
+
+const LABELS_KEY = '__actBenchLabels';
+const CLICK_KEY = '__actBenchClick';
+
+/** In the page, before its own scripts: every click is noted and stopped at the window. */
+const CATCH_CLICKS = `(() => {
+  // tsx names the bench's own functions with this helper; they run in the page too.
+  globalThis.__name = (f) => f;
+  const stop = (e) => { e.preventDefault(); e.stopImmediatePropagation(); };
+  window.addEventListener('click', (e) => { window.${CLICK_KEY} = e.target; stop(e); }, true);
+  window.addEventListener('submit', stop, true);
+})();`;
+
+/**
+ * In the page: forgets the last click and, before a fill, empties every text field. A click keeps the
+ * fields the fills before it left, as a user's would be: some forms enable their button only then.
+ */
+function resetPage(arg: { clickKey: string; fields: boolean }): void {
+  (window as unknown as Record<string, unknown>)[arg.clickKey] = undefined;
+  if (!arg.fields) return;
+  for (const el of Array.from(document.querySelectorAll('input, textarea'))) {
+    const input = el as HTMLInputElement;
+    if (!['checkbox', 'radio', 'submit', 'button', 'image', 'hidden', 'file'].includes(input.type))
+      input.value = '';
+  }
+}
+
+/** In the page: where the act's effect landed, relative to the visible elements labelled `label`. */
+function effectOf(arg: { labelsKey: string; clickKey: string; label: string; value?: string }): {
+  outcome: 'right' | 'wrong' | 'no effect';
+  detail: string;
+} {
+  const w = window as unknown as Record<string, unknown>;
+  const labelled = ((w[arg.labelsKey] ?? []) as { el: Element; label: string; visible: boolean }[])
+    .filter((f) => f.label === arg.label && f.visible)
+    .map((f) => f.el);
+  const describe = (el: Element) => {
+    const i = el as HTMLInputElement;
+    const words = (el.textContent ?? '').replace(/\s+/g, ' ').trim().slice(0, 40);
+    return `<${el.tagName.toLowerCase()}${i.type ? ` type=${i.type}` : ''}${el.id ? ` #${el.id}` : ''}${
+      i.name ? ` name=${i.name}` : ''
+    }>${words ? ` "${words}"` : ''}`;
+  };
+  if (arg.value !== undefined) {
+    const controls = labelled.flatMap((el) => {
+      if (el instanceof HTMLLabelElement) return el.control ? [el.control] : [];
+      if (el.matches('input, textarea')) return [el];
+      return Array.from(el.querySelectorAll('input, textarea'));
+    });
+    if (controls.some((c) => (c as HTMLInputElement).value === arg.value))
+      return { outcome: 'right', detail: '' };
+    const got = Array.from(document.querySelectorAll('input, textarea')).find(
+      (c) => (c as HTMLInputElement).value === arg.value,
+    );
+    return got
+      ? { outcome: 'wrong', detail: `typed into ${describe(got)}` }
+      : { outcome: 'no effect', detail: 'no field holds the text' };
+  }
+  const target = w[arg.clickKey] as Element | undefined;
+  if (!target) return { outcome: 'no effect', detail: 'no click reached the page' };
+  const hit = labelled.some(
+    (el) =>
+      el.contains(target) || (el instanceof HTMLLabelElement && el.control && el.control.contains(target)),
+  );
+  return hit ? { outcome: 'right', detail: '' } : { outcome: 'wrong', detail: `clicked ${describe(target)}` };
+}
+
+/** What each fill phrasing types, so the text can be found wherever it went. */
+const typed = (label: Label, key: string, secret: string): string | undefined => {
+  if (label === 'next') return undefined;
+  if (key === 'email') return 'ada@example.com';
+  if (key === 'username') return 'ada';
+  return secret;
+};
+
+async function trialsOn(context: BrowserContext, file: string): Promise<Trial[]> {
+  const page: Page = await context.newPage();
+  const trials: Trial[] = [];
+  try {
+    await page.goto(pathToFileURL(join(CORPUS, file)).href, { waitUntil: 'load', timeout: 20_000 });
+    const labels = await page.evaluate(takeLabels, LABELS_KEY);
+    for (const label of LABELS) {
+      if (!labels.some((l) => l.label === label && l.visible)) continue;
+      for (const p of PHRASINGS[label]) {
+        // Short: some real password fields keep at most 8–14 characters.
+        const secret = `Pw${Math.random().toString(36).slice(2, 8)}`;
+        await page.evaluate(resetPage, { clickKey: CLICK_KEY, fields: label !== 'next' });
+        const t0 = performance.now();
+        let outcome: Outcome;
+        let detail: string;
+        try {
+          const res = await act({ page, variables: { pw: secret }, options: {} }, p.instruction);
+          if (res.success) {
+            const value = typed(label, p.key, secret);
+            const effect = await page.evaluate(effectOf, {
+              labelsKey: LABELS_KEY,
+              clickKey: CLICK_KEY,
+              label,
+              ...(value !== undefined ? { value } : {}),
+            });
+            outcome = effect.outcome;
+            detail = `${res.actionDescription}${effect.detail ? ` → ${effect.detail}` : ''}`;
+          } else {
+            outcome = 'failed';
+            detail = res.message;
+          }
+        } catch (err) {
+          const e = err as Error;
+          outcome = e instanceof OpError && e.kind === 'no_model' ? 'deferred' : 'failed';
+          detail = e.message.split('\n')[0]!.slice(0, 200);
+        }
+        trials.push({ file, label, key: p.key, outcome, detail, ms: performance.now() - t0 });
+      }
+    }
+  } catch (err) {
+    log(`  ${file}: ${(err as Error).message.split('\n')[0]}`);
+  } finally {
+    await page.close().catch(() => undefined);
+  }
+  return trials;
+}
+
+const files = corpusPages(LIMIT, process.env.BENCH_FILTER);
+log(`bench:act-corpus: ${files.length} pages from ${CORPUS}`);
+const browser = await launchBrowser();
+const context = await offlineContext(browser);
+await context.addInitScript(CATCH_CLICKS);
+const trials: Trial[] = [];
+let next = 0;
+const t0 = performance.now();
+await Promise.all(
+  Array.from({ length: PARALLEL }, async () => {
+    for (;;) {
+      const i = next++;
+      if (i >= files.length) return;
+      trials.push(...(await trialsOn(context, files[i]!)));
+      if ((i + 1) % 50 === 0) log(`  ${i + 1}/${files.length} pages`);
+    }
+  }),
+);
+await browser.close();
+
+const OUTCOMES: Outcome[] = ['right', 'wrong', 'no effect', 'deferred', 'failed'];
+const rows: (string | number)[][] = [['label', 'phrasing', 'acts', ...OUTCOMES, 'p50 ms']];
+for (const label of LABELS)
+  for (const p of PHRASINGS[label]) {
+    const ts = trials.filter((t) => t.label === label && t.key === p.key);
+    if (ts.length === 0) continue;
+    rows.push([
+      label,
+      p.key,
+      ts.length,
+      ...OUTCOMES.map((o) => ts.filter((t) => t.outcome === o).length),
+      round(
+        percentile(
+          ts.map((t) => t.ms),
+          50,
+        ),
+      ),
+    ]);
+  }
+rows.push([
+  'all',
+  '',
+  trials.length,
+  ...OUTCOMES.map((o) => trials.filter((t) => t.outcome === o).length),
+  '',
+]);
+console.log(
+  `bench:act-corpus — zero-token act on ${files.length} saved real pages, judged in the page (${round((performance.now() - t0) / 1000, 1)} s)\n`,
+);
+console.log(table(rows));
+for (const o of ['wrong', 'no effect', 'failed'] as Outcome[]) {
+  const ts = trials.filter((t) => t.outcome === o);
+  console.log(`\n${o}: ${ts.length}`);
+  for (const t of ts) console.log(`  ${t.file} [${t.label} / "${t.key}"]: ${t.detail}`);
+}
+console.log(
+  JSON.stringify({
+    bench: 'act-corpus',
+    pages: files.length,
+    acts: trials.length,
+    ...Object.fromEntries(OUTCOMES.map((o) => [o, trials.filter((t) => t.outcome === o).length])),
+  }),
+);
