@@ -2,12 +2,13 @@
  * bench:stagehand-sdk — one Stagehand script (goto, act ×2, observe ×2, extract), run by the official
  * 3.7 SDK twice in the same process: in API mode against a browserfn server (its own process, as in
  * real use; STAGEHAND_API_URL / BROWSERBASE_BASE_URL) and in LOCAL mode on the same embedded
- * Chromium binary. Both use the same
- * scripted model server, which answers each side in its own schema. Wall time is measured around
- * each SDK call; prompt tokens per call are the SDK's own `stagehand.metrics` deltas (the model
- * server's usage reports, counted with o200k_base). browserfn runs without its action cache, so
- * repeated runs show the pipeline, not cache hits. Act and observe each come twice: phrased so
- * browserfn's matcher answers alone ("plain"), and phrased so that it must ask the model ("model").
+ * Chromium binary. Both use the same scripted model server, which answers each side in its own
+ * schema; it and the fixture site run in a third process (lib/sdk-world.ts), as a model provider and
+ * a website would. Wall time is measured around each SDK call; prompt tokens per call are the SDK's
+ * own `stagehand.metrics` deltas (the model server's usage reports, counted with o200k_base).
+ * browserfn runs without its action cache, so repeated runs show the pipeline, not cache hits. Act
+ * and observe each come twice: phrased so browserfn's matcher answers alone ("plain"), and phrased
+ * so that it must ask the model ("model").
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -15,117 +16,48 @@ import { fileURLToPath } from 'node:url';
 import { Stagehand } from '@browserbasehq/stagehand';
 import { z } from 'zod';
 import { chromiumArgs, embeddedExecutablePath } from '../../lib/browser/launch.ts';
-import { startFixtureServer } from '../support/fixture-server.ts';
-import { type RecordedRequest, startScriptedModel } from '../support/llm-server.ts';
 import { percentile, round, table } from './lib/report.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 8);
 const WARMUP = 1;
-const [site, llm] = await Promise.all([startFixtureServer(), startScriptedModel()]);
 
-/** `[12] role: name` (ours) or `[0-12] role: name` (Stagehand's): the id as that side writes it. */
-function idOf(text: string, role: string, name: string): string {
-  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const m = new RegExp(`\\[([\\d-]+)\\] ${role}: ${escaped}(?:$| )`, 'm').exec(text);
-  if (!m) throw new Error(`no "${role}: ${name}" in the prompt`);
-  return m[1]!;
-}
-
-/** Which element an observe instruction is after, as both sides' scripted model decides it. */
-const observed = (r: RecordedRequest) =>
-  /stay signed in/.test(r.text)
-    ? { role: 'checkbox', name: 'Remember me' }
-    : { role: 'button', name: 'Sign in' };
-
-/** The page's top heading as each side's outline writes it (`h1: …` / `heading: …`). */
-const headingOf = (text: string) => /^\s*(?:\[[\d-]+\] )?(?:h1|heading): (.+)$/m.exec(text)?.[1] ?? '';
-
-/** The field an act instruction means, and what goes in it. */
-const actTarget = (r: RecordedRequest) =>
-  /Email field/.test(r.text)
-    ? { name: 'Email', value: 'ada@acme.test' }
-    : { name: 'Password', value: '%pw%' };
-
-/** Each side's schema, the same decision: fill a field, point at an element, read the heading. */
-llm.setHandler((r: RecordedRequest) => {
-  switch (r.schemaName) {
-    case 'choose_action': {
-      const { name, value } = actTarget(r);
-      return {
-        json: {
-          elementId: Number(idOf(r.text, 'textbox', name)),
-          method: 'fill',
-          arguments: [value],
-          twoStep: false,
-          reason: `the ${name} box`,
-        },
-      };
-    }
-    case 'act': {
-      const { name, value } = actTarget(r);
-      return {
-        json: {
-          action: {
-            elementId: idOf(r.text, 'textbox', name),
-            description: `the ${name} box`,
-            method: 'fill',
-            arguments: [value],
-          },
-          twoStep: false,
-        },
-      };
-    }
-    case 'list_elements':
-    case 'Observation': {
-      const { role, name } = observed(r);
-      const id = idOf(r.text, role, name);
-      const method = role === 'checkbox' ? 'check' : 'click';
-      return {
-        json: {
-          elements: [
-            {
-              elementId: r.schemaName === 'list_elements' ? Number(id) : id,
-              description: name,
-              // Stagehand's schema has no "check": a checkbox is clicked there.
-              method: r.schemaName === 'list_elements' ? method : 'click',
-              arguments: [],
-            },
-          ],
-        },
-      };
-    }
-    case 'extracted':
-      return { json: { data: { heading: headingOf(r.text) }, done: true } };
-    case 'Extraction':
-      return { json: { heading: headingOf(r.text) } };
-    case 'Metadata':
-      return { json: { progress: 'heading read', completed: true } };
-    default:
-      return { status: 400 };
-  }
-});
-
-const server = spawn(
-  process.execPath,
-  [
-    // BENCH_PROF=dir: a V8 CPU profile of the server, to see where its side of a call goes.
-    ...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []),
-    '--import',
-    'tsx',
-    fileURLToPath(new URL('./lib/stagehand-server.ts', import.meta.url)),
-  ],
-  {
-    stdio: ['pipe', 'pipe', 'inherit'],
-    env: {
-      ...process.env,
-      BENCH_KEYS: 'bench-key:bench',
-      BENCH_ALLOW_HOSTS: `127.0.0.1:${site.port}`,
-      OPENAI_BASE_URL: llm.openaiBaseURL,
+/** Starts a helper process and reads the one line it prints when ready. */
+async function child(script: string, args: string[], env: NodeJS.ProcessEnv) {
+  const proc = spawn(
+    process.execPath,
+    [...args, '--import', 'tsx', fileURLToPath(new URL(script, import.meta.url))],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+      env,
     },
+  );
+  const [line] = (await once(proc.stdout!, 'data')) as [Buffer];
+  return { proc, line: line.toString().trim() };
+}
+const stop = async (proc: ReturnType<typeof spawn>) => {
+  proc.stdin!.end();
+  await once(proc, 'exit');
+};
+
+const world = await child('./lib/sdk-world.ts', [], process.env);
+const { siteUrl, sitePort, openaiBaseURL } = JSON.parse(world.line) as {
+  siteUrl: string;
+  sitePort: number;
+  openaiBaseURL: string;
+};
+
+const browserfn = await child(
+  './lib/stagehand-server.ts',
+  // BENCH_PROF=dir: a V8 CPU profile of the server, to see where its side of a call goes.
+  process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : [],
+  {
+    ...process.env,
+    BENCH_KEYS: 'bench-key:bench',
+    BENCH_ALLOW_HOSTS: `127.0.0.1:${sitePort}`,
+    OPENAI_BASE_URL: openaiBaseURL,
   },
 );
-const [firstLine] = (await once(server.stdout!, 'data')) as [Buffer];
-const base = firstLine.toString().trim();
+const base = browserfn.line;
 process.env.STAGEHAND_API_URL = base;
 process.env.BROWSERBASE_BASE_URL = base;
 
@@ -140,7 +72,7 @@ const local = new Stagehand({
   env: 'LOCAL',
   // The provider/model form goes through the AI SDK's Responses API, which the scripted server
   // does not speak; the bare name uses the same chat-completions endpoint browserfn uses.
-  model: { modelName: 'gpt-4.1-mini', apiKey: 'sk-test', baseURL: llm.openaiBaseURL },
+  model: { modelName: 'gpt-4.1-mini', apiKey: 'sk-test', baseURL: openaiBaseURL },
   localBrowserLaunchOptions: {
     executablePath: await embeddedExecutablePath(),
     headless: true,
@@ -188,7 +120,7 @@ const expected: Record<Op, (out: unknown) => boolean> = {
 async function script(side: Side, sh: Stagehand, path: string, samples: Samples, record: boolean) {
   const page = sh.context.pages()[0]!;
   const steps: [Op, () => Promise<unknown>][] = [
-    ['goto', () => page.goto(`${site.url}${path}`)],
+    ['goto', () => page.goto(`${siteUrl}${path}`)],
     ['act (plain)', () => sh.act('type "ada@acme.test" into the Email field')],
     [
       'act (model)',
@@ -238,10 +170,8 @@ for (const p of PAGES)
   }
 
 await Promise.all([remote.close(), local.close({ force: true })]);
-server.stdin!.end();
-await once(server, 'exit');
-await site.close();
-await llm.close();
+await stop(browserfn.proc);
+await stop(world.proc);
 
 const rowsOf = (samples: Samples) =>
   OPS.map((op) => {
