@@ -78,4 +78,14 @@ describe('act and observe decide without a model on the whole page, not on what 
     const seen = await observe({ page }, password);
     expect(seen.elements.map((e) => [e.name, e.method])).toEqual([['Access Code', 'fill']]);
   });
+
+  it('clicking "the password field" means the field typing into it would fill, not one just named so', async () => {
+    await page.setContent(PAGE);
+    const res = await act({ page }, 'click the password field');
+    expect(res.success).toBe(true);
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('name'))).toBe('code');
+    // Observe without a verb points at the same field, offered with the way a field is used.
+    const seen = await observe({ page }, 'the password field');
+    expect(seen.elements.map((e) => [e.name, e.method])).toEqual([['Access Code', 'fill']]);
+  });
 });

@@ -39,10 +39,12 @@ export const VARIANTS: Record<Label, Phrasing[]> = {
     { key: 'email address', instruction: 'enter "ada@example.com" in the email address box' },
     { key: 'user name', instruction: 'type "ada" into the user name field' },
     { key: 'login', instruction: 'type "ada" into the login field' },
+    { key: 'click email', instruction: 'click the email field' },
   ],
   password: [
     { key: 'password box', instruction: 'enter %pw% in the password box' },
     { key: 'password input', instruction: 'type %pw% into the password input' },
+    { key: 'click password', instruction: 'click the password field' },
   ],
   next: [
     { key: 'login button', instruction: 'click the login button' },

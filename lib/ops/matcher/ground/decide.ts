@@ -29,7 +29,10 @@ export function wantOf(target: TargetPhrase, verb: MatchVerb): Want | undefined 
   if (tokens.some((t) => !concepts.has(t as Concept) && t !== 'or')) return undefined;
   const has = (c: Concept) => concepts.has(c);
   const only = (...cs: Concept[]) => concepts.size === cs.length && cs.every(has);
-  if (verb === 'fill' || verb === 'type') {
+  // "click the password field" / "focus the email box" means the same field as typing into it
+  // does: the same facts decide, and two sign-in forms defer it the same way.
+  const intoField = verb === 'fill' || verb === 'type' || (verb === 'click' && target.roleHint === 'field');
+  if (intoField) {
     if (target.roleHint && target.roleHint !== 'field') return undefined;
     if (only('xemail')) return 'email';
     if (only('xusername') || only('xlogin')) return 'user';
