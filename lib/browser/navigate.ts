@@ -26,3 +26,14 @@ export async function blockedBy(response: Response): Promise<string | undefined>
   const text = await response.text().catch(() => '');
   return text.replace(/^browserfn network guard:\s*/, '') || `Blocked request to ${response.url()}`;
 }
+
+/**
+ * Why there is nothing to work on at a URL, or undefined: a 404 or 410 that the page did not
+ * navigate away from (a single-page app that serves its shell as a 404 and routes by script does).
+ * Working on such a page only turns an error page into data.
+ */
+export function pageGone(status: number, answeredUrl: string, urlNow: string): string | undefined {
+  if (status !== 404 && status !== 410) return undefined;
+  if (urlNow !== answeredUrl) return undefined;
+  return `the page answered HTTP ${status} (${status === 404 ? 'not found' : 'gone'})`;
+}

@@ -9,6 +9,16 @@ export interface SampleDone {
   status: string;
   tokens: number;
   costUsd: number;
+  /** Why a sample did not end `done` (its result's reason). */
+  reason?: string;
+}
+
+const ENDED_WELL = new Set(['done', 'partial_success']);
+
+/** One finished sample as a line: its status, and why when it did not go well. */
+export function sampleLine(s: SampleDone): string {
+  const why = !ENDED_WELL.has(s.status) && s.reason ? ` (${s.reason.split('\n')[0]})` : '';
+  return `${s.sampleId}: ${s.status}${why}`;
 }
 
 export class ProgressTally {
@@ -34,7 +44,7 @@ export class ProgressTally {
 
   finish(s: SampleDone): void {
     this.running.delete(s.sampleId);
-    if (s.status === 'done' || s.status === 'partial_success') this.done++;
+    if (ENDED_WELL.has(s.status)) this.done++;
     else this.failed++;
     this.tokens += s.tokens;
     this.costUsd += s.costUsd;
@@ -73,20 +83,21 @@ export function progressView(
   if (!stream.isTTY) {
     return {
       update: (t, finished) => {
-        if (finished) print(`${finished.sampleId}: ${finished.status} — ${t.line()}`);
+        if (finished) print(`${sampleLine(finished)} — ${t.line()}`);
       },
       stop: () => undefined,
     };
   }
-  const bar = new SingleBar({
-    stream,
-    format:
-      '{bar} {value}/{total} | done {done} failed {failed} running {running} | {rate} pages/min | {tokens} tokens | USD {cost} | ETA {eta_s}',
-    barCompleteChar: '█',
-    barIncompleteChar: '░',
-    hideCursor: true,
-    etaBuffer: 50,
-  });
+  const newBar = () =>
+    new SingleBar({
+      stream,
+      format:
+        '{bar} {value}/{total} | done {done} failed {failed} running {running} | {rate} pages/min | {tokens} tokens | USD {cost} | ETA {eta_s}',
+      barCompleteChar: '█',
+      barIncompleteChar: '░',
+      hideCursor: true,
+      etaBuffer: 50,
+    });
   const payload = (t: ProgressTally) => {
     const { perMinute, etaSeconds } = t.rates();
     return {
@@ -99,11 +110,25 @@ export function progressView(
       eta_s: etaSeconds === undefined ? '?' : `${etaSeconds}s`,
     };
   };
+  let bar = newBar();
   bar.start(tally.total, tally.skipped, payload(tally));
   const timer = setInterval(() => bar.update(payload(tally)), 1000);
   timer.unref();
+  /** A line above the bar: the bar is taken off its line, the line printed, and the bar started below. */
+  const above = (line: string, t: ProgressTally) => {
+    // cli-progress reads this option when the bar stops: this one bar goes without a trace.
+    (bar as unknown as { options: { clearOnComplete: boolean } }).options.clearOnComplete = true;
+    bar.stop();
+    stream.write(`${line}\n`);
+    bar = newBar();
+    bar.start(t.total, t.skipped + t.done + t.failed, payload(t));
+  };
   return {
-    update: (t) => bar.update(t.skipped + t.done + t.failed, payload(t)),
+    update: (t, finished) => {
+      // A sample that went wrong says why; the ones that went well only count.
+      if (finished && !ENDED_WELL.has(finished.status)) above(sampleLine(finished), t);
+      bar.update(t.skipped + t.done + t.failed, payload(t));
+    },
     stop: () => {
       clearInterval(timer);
       bar.stop();

@@ -154,6 +154,7 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
           status: e.status,
           tokens: Number(r?.usage.promptTokens ?? 0) + Number(r?.usage.completionTokens ?? 0),
           costUsd: Number(r?.usage.costUsd ?? 0),
+          ...(r?.reason ? { reason: r.reason } : {}),
         };
         tally.finish(finishedSample);
         view.update(tally, finishedSample);

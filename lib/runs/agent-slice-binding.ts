@@ -6,7 +6,7 @@
  */
 import { runSlice as runAgentSlice } from '../agent/slice.ts';
 import { type AgentState, newAgentState } from '../agent/state.ts';
-import { guardedGoto } from '../browser/navigate.ts';
+import { guardedGoto, pageGone } from '../browser/navigate.ts';
 import { settle } from '../browser/settle.ts';
 import { extract } from '../ops/extract.ts';
 import { sampleEvidenceKey } from '../store/keys.ts';
@@ -35,9 +35,10 @@ async function oneStep(state: SliceState, deps: SliceDeps): Promise<SliceState> 
   const { page, close } = await deps.newPage();
   try {
     await deps.checkNavigation?.(state.url);
-    await guardedGoto(page, state.url);
+    const response = await guardedGoto(page, state.url);
     await settle(page);
-    actions.push({ step: 1, action: 'goto', url: state.url, ok: true });
+    const gone = response ? pageGone(response.status(), response.url(), page.url()) : undefined;
+    actions.push({ step: 1, action: 'goto', url: state.url, ok: !gone, ...(gone ? { error: gone } : {}) });
     // JPEG: a fraction of PNG's encode time and size, still plenty to see what the page showed.
     const shot0 = await page.screenshot({ type: 'jpeg', quality: 70 });
     timings.browserMs = performance.now() - t;
@@ -45,27 +46,31 @@ async function oneStep(state: SliceState, deps: SliceDeps): Promise<SliceState> 
     const shot = await deps.evidence.put(key('01_page.jpg'), shot0, 'image/jpeg');
     evidence.push({ key: shot.key, sha256: shot.sha256 });
     timings.storeMs += performance.now() - t;
-    const res = await extract(
-      {
-        page,
-        ...(deps.llm ? { llm: deps.llm } : {}),
-        ...(deps.checkNavigation ? { checkNavigation: deps.checkNavigation } : {}),
-        options: { vision: state.task.vision ?? 'fallback' },
-      },
-      state.task.goal,
-      state.task.schema,
-    );
-    data = res.data as Json;
-    usage.promptTokens = res.usage.promptTokens;
-    usage.completionTokens = res.usage.completionTokens;
-    usage.cachedTokens = res.usage.cachedTokens;
-    usage.costUsd = res.usage.costUsd ?? 0;
-    timings.modelMs = res.usage.ms;
-    timings.snapshotMs = Math.max(0, res.ms - res.usage.ms);
-    actions.push({ step: 1, action: 'extract', ok: true, url: res.url });
-    const missing = missingFields(data, state.task.requiredFields);
-    status = missing.length ? 'needs_review' : 'done';
-    reason = missing.length ? `required fields missing: ${missing.join(', ')}` : 'extracted';
+    // The screenshot above is the evidence; an error page is not read as data.
+    if (gone) reason = `could not open ${state.url}: ${gone}`;
+    else {
+      const res = await extract(
+        {
+          page,
+          ...(deps.llm ? { llm: deps.llm } : {}),
+          ...(deps.checkNavigation ? { checkNavigation: deps.checkNavigation } : {}),
+          options: { vision: state.task.vision ?? 'fallback' },
+        },
+        state.task.goal,
+        state.task.schema,
+      );
+      data = res.data as Json;
+      usage.promptTokens = res.usage.promptTokens;
+      usage.completionTokens = res.usage.completionTokens;
+      usage.cachedTokens = res.usage.cachedTokens;
+      usage.costUsd = res.usage.costUsd ?? 0;
+      timings.modelMs = res.usage.ms;
+      timings.snapshotMs = Math.max(0, res.ms - res.usage.ms);
+      actions.push({ step: 1, action: 'extract', ok: true, url: res.url });
+      const missing = missingFields(data, state.task.requiredFields);
+      status = missing.length ? 'needs_review' : 'done';
+      reason = missing.length ? `required fields missing: ${missing.join(', ')}` : 'extracted';
+    }
   } catch (err) {
     const e = err as Error;
     reason = `${e.name}: ${e.message.split('\n')[0]}`;

@@ -58,6 +58,18 @@ describe('agent circuit breaker', () => {
     expect(result?.status).toBe('partial_success');
   });
 
+  it('a start page that answers 404 ends failed, saying so, without asking the model', async () => {
+    const env = await agentEnv({ browser: () => browser, site, llm, flavour: 'openai' });
+    const before = llm.requests.length;
+    const state = await runAgent(init('/agent/no-such-page', { goal: 'Collect', maxSteps: 5 }), env.deps);
+    expect(state.status).toBe('failed');
+    expect(state.retryable).not.toBe(true);
+    expect(state.reason).toMatch(
+      /could not open http:\/\/.+\/agent\/no-such-page: the page answered HTTP 404 \(not found\)/,
+    );
+    expect(llm.requests.length).toBe(before);
+  });
+
   it('stops after the browser dies and cannot be reopened, as retryable', async () => {
     const doomed = await startBrowser();
     const env = await agentEnv({ browser: () => doomed, site, llm, flavour: 'anthropic' });

@@ -1,48 +1,26 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NetworkBlockedError } from '../../lib/browser/guard.ts';
-import { chromiumArgs, embeddedExecutablePath } from '../../lib/browser/launch.ts';
 import { openSession } from '../../lib/browser/session.ts';
 import { act } from '../../lib/ops/act.ts';
 import { observe } from '../../lib/ops/observe.ts';
 import { snapshot } from '../../lib/perception/snapshot.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
 import { opContext } from '../support/ops-env.ts';
+import { type RemoteChrome, startRemoteChrome } from '../support/remote-chrome.ts';
 
 /** A browser we did not launch through Playwright, reachable only over CDP — like Browserbase or Steel. */
-let chrome: ChildProcess;
+let chrome: RemoteChrome;
 let cdpUrl: string;
-let profile: string;
 let site: FixtureServer;
 
 beforeAll(async () => {
   site = await startFixtureServer();
-  profile = await mkdtemp(join(tmpdir(), 'bfn-remote-'));
-  chrome = spawn(
-    await embeddedExecutablePath(),
-    [...chromiumArgs(), '--remote-debugging-port=0', `--user-data-dir=${profile}`, 'about:blank'],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  cdpUrl = await new Promise<string>((resolve, reject) => {
-    let seen = '';
-    const timer = setTimeout(() => reject(new Error(`no DevTools URL in:\n${seen}`)), 20_000);
-    chrome.stderr!.on('data', (d: Buffer) => {
-      seen += d.toString();
-      const m = /DevTools listening on (ws:\/\/\S+)/.exec(seen);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-  });
+  chrome = await startRemoteChrome();
+  cdpUrl = chrome.wsUrl;
 });
 afterAll(async () => {
-  chrome?.kill('SIGKILL');
+  await chrome?.close();
   await site?.close();
-  await rm(profile, { recursive: true, force: true });
 });
 
 const policy = () => ({ allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] });

@@ -163,6 +163,32 @@ describe('browserfn run: SIGKILL, then resume; verify', () => {
     );
   }, 240_000);
 
+  it('a dead link fails with its reason on its line, without asking the model; the run exits 1', async () => {
+    await writeFile(
+      join(dir, 'one-bad.csv'),
+      ['sample_id,url', `good,${site.url}/products/good.html`, `gone,${site.url}/no-such-page`].join('\n'),
+    );
+    const asked = answered.length;
+    const p = start([
+      'run',
+      '--task',
+      join(dir, 'spec.json'),
+      '--input',
+      join(dir, 'one-bad.csv'),
+      '--out',
+      join(dir, 'one-bad'),
+    ]);
+    expect(await p.exit).toBe(1);
+    const out = p.stdout();
+    expect(out).toMatch(/^good: done — /m);
+    expect(out).toMatch(
+      /^gone: failed \(could not open http:\/\/[^ ]+\/no-such-page: the page answered HTTP 404 \(not found\)\) — /m,
+    );
+    expect(out).toMatch(/done: 1 done, 1 failed/);
+    // Only the good page was shown to the model: an error page is not read as data.
+    expect(answered.slice(asked).map((a) => a.title)).toEqual(['Good']);
+  });
+
   it('bad input: one line naming the problem, exit 2, no run started', async () => {
     await writeFile(join(dir, 'bad.csv'), 'sample_id,url\nok,http://127.0.0.1/\nbad,file:///etc/passwd\n');
     const cases: [string[], RegExp][] = [

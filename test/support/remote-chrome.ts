@@ -22,8 +22,10 @@ export async function startRemoteChrome(without: readonly string[] = []): Promis
   const chrome: ChildProcess = spawn(
     await embeddedExecutablePath(),
     [...args, '--remote-debugging-port=0', `--user-data-dir=${profile}`, 'about:blank'],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+    // Its own process group: closing it takes its renderer, GPU and network processes down too.
+    { stdio: ['ignore', 'ignore', 'pipe'], detached: true },
   );
+  const exited = new Promise<void>((resolve) => chrome.once('exit', () => resolve()));
   const wsUrl = await new Promise<string>((resolve, reject) => {
     let seen = '';
     const timer = setTimeout(() => reject(new Error(`no DevTools URL in:\n${seen}`)), 20_000);
@@ -40,8 +42,14 @@ export async function startRemoteChrome(without: readonly string[] = []): Promis
     wsUrl,
     port: Number(new URL(wsUrl).port),
     close: async () => {
-      chrome.kill('SIGKILL');
-      await rm(profile, { recursive: true, force: true });
+      try {
+        process.kill(-chrome.pid!, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+      await exited;
+      // A child process may still be flushing its cache into the profile for a moment.
+      await rm(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     },
   };
 }

@@ -1,6 +1,8 @@
+import { PassThrough } from 'node:stream';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { ProgressTally } from '../../lib/cli/progress.ts';
+import { pageGone } from '../../lib/browser/navigate.ts';
+import { ProgressTally, progressView, sampleLine } from '../../lib/cli/progress.ts';
 import { crashMessage } from '../../lib/runs/handlers.ts';
 import { combinedCsv, totalsOf } from '../../lib/runs/merge.ts';
 import { specFromPlan } from '../../lib/runs/planner.ts';
@@ -245,6 +247,43 @@ describe('progress', () => {
     expect(t.line(60_000)).toBe(
       '4/10 · done 3 · failed 1 · running 0 · 2.0 pages/min · 120 tokens · $0.0010 · ETA 180s',
     );
+  });
+  it('a sample that went wrong says why; one that went well only its status', () => {
+    const base = { tokens: 0, costUsd: 0 };
+    expect(sampleLine({ ...base, sampleId: 'a', status: 'done', reason: 'extracted' })).toBe('a: done');
+    expect(sampleLine({ ...base, sampleId: 'b', status: 'failed', reason: 'HTTP 404\nmore' })).toBe(
+      'b: failed (HTTP 404)',
+    );
+    expect(sampleLine({ ...base, sampleId: 'c', status: 'needs_review' })).toBe('c: needs_review');
+  });
+
+  it('on a terminal, a failed sample is printed above the live bar with its reason', async () => {
+    const term = Object.assign(new PassThrough(), { isTTY: true, columns: 160 });
+    let shown = '';
+    term.on('data', (b: Buffer) => {
+      shown += b.toString();
+    });
+    const tally = new ProgressTally(2);
+    const view = progressView(term as unknown as NodeJS.WriteStream, tally, () => undefined);
+    const gone = { sampleId: 'gone', status: 'failed', tokens: 0, costUsd: 0, reason: 'HTTP 404' };
+    tally.finish(gone);
+    view.update(tally, gone);
+    await new Promise((r) => setTimeout(r, 250));
+    view.stop();
+    expect(shown).toContain('gone: failed (HTTP 404)\n');
+    expect(shown).toMatch(/1\/2 \| done 0 failed 1/);
+  });
+});
+
+describe('dead links', () => {
+  it('a 404 or 410 the page stayed on is nothing to work on; one a script routed away from is', () => {
+    expect(pageGone(404, 'https://a.test/x', 'https://a.test/x')).toBe(
+      'the page answered HTTP 404 (not found)',
+    );
+    expect(pageGone(410, 'https://a.test/x', 'https://a.test/x')).toBe('the page answered HTTP 410 (gone)');
+    expect(pageGone(404, 'https://a.test/x', 'https://a.test/?p=/x')).toBeUndefined();
+    expect(pageGone(200, 'https://a.test/x', 'https://a.test/x')).toBeUndefined();
+    expect(pageGone(500, 'https://a.test/x', 'https://a.test/x')).toBeUndefined();
   });
 });
 
