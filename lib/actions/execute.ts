@@ -1,6 +1,7 @@
 import type { ElementHandle, Page } from 'playwright-core';
 import { NetworkBlockedError } from '../browser/guard.ts';
 import { guardedGoto } from '../browser/navigate.ts';
+import { forgetRead } from '../perception/held-read.ts';
 import { findByLocator, type Located, locateById, locateByXPath, toLocator } from '../perception/locate.ts';
 import type { Snapshot } from '../perception/types.ts';
 import { classifyError, describeTarget, substitute } from './helpers.ts';
@@ -320,7 +321,10 @@ export async function executeAction(
 ): Promise<ActionOutcome> {
   const started = performance.now();
   const before = page.url();
+  // Whatever the action changes, no earlier read of the page may answer for it afterwards.
+  forgetRead(page);
   const finish = (ok: boolean, message: string, error?: { kind: ActionErrorKind; message: string }) => {
+    forgetRead(page);
     const url = page.url();
     const outcome: ActionOutcome = {
       ok,

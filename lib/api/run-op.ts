@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Browser } from 'playwright-core';
 import { admitCdpUrl } from '../browser/cdp-connect.ts';
 import {
@@ -62,10 +63,36 @@ export async function modelFor(req: OpRequest, deps: OpDeps): Promise<LlmClient 
   const fallback = env.BROWSERFN_FALLBACK_MODEL
     ? resolveModelConfig({ model: env.BROWSERFN_FALLBACK_MODEL }, env)
     : undefined;
-  return createLlmClient(config, {
-    ...(fallback ? { fallback } : {}),
-    ...(deps.log ? { log: deps.log } : {}),
-  });
+  const key = createHash('sha256')
+    .update(JSON.stringify([config, fallback ?? null]))
+    .digest('base64');
+  const known = clientsOf(deps);
+  const client =
+    known.get(key) ??
+    createLlmClient(config, {
+      ...(fallback ? { fallback } : {}),
+      ...(deps.log ? { log: deps.log } : {}),
+    });
+  // Most recently used last, so the oldest is the one let go.
+  known.delete(key);
+  known.set(key, client);
+  if (known.size > CLIENTS_KEPT) known.delete(known.keys().next().value!);
+  return client;
+}
+
+/**
+ * Model clients are stateless between calls but not free to make (each wraps a provider SDK
+ * client): one per distinct model, key and URL is kept, per server, and reused.
+ */
+const CLIENTS_KEPT = 32;
+const clientsByDeps = new WeakMap<OpDeps, Map<string, LlmClient>>();
+function clientsOf(deps: OpDeps): Map<string, LlmClient> {
+  let known = clientsByDeps.get(deps);
+  if (!known) {
+    known = new Map();
+    clientsByDeps.set(deps, known);
+  }
+  return known;
 }
 
 /** The caller's cdpUrl, checked against the operator's list and the address rules: 400 / 403 / 502. */

@@ -29,6 +29,11 @@ export const QUIET_MS = 200;
 
 /** Requests in flight per page, tracked from the moment we first see the page. */
 const trackers = new WeakMap<Page, Set<Request>>();
+/**
+ * Pages whose current top document is known to have fired DOMContentLoaded, learnt from events:
+ * asking Playwright each time costs a trip through its API layer on every read.
+ */
+const parsed = new WeakSet<Page>();
 
 export function trackRequests(page: Page): Set<Request> {
   let inflight = trackers.get(page);
@@ -36,6 +41,7 @@ export function trackRequests(page: Page): Set<Request> {
   const set = new Set<Request>();
   inflight = set;
   trackers.set(page, set);
+  page.on('domcontentloaded', () => parsed.add(page));
   page.on('request', (r) => {
     if (!LONG_LIVED.has(r.resourceType()) && !isLongPoll(r)) set.add(r);
   });
@@ -43,7 +49,9 @@ export function trackRequests(page: Page): Set<Request> {
   page.on('requestfinished', done);
   page.on('requestfailed', done);
   page.on('framenavigated', (f) => {
-    if (f === page.mainFrame()) for (const r of set) if (r.frame() !== f) set.delete(r);
+    if (f !== page.mainFrame()) return;
+    for (const r of set) if (r.frame() !== f) set.delete(r);
+    parsed.delete(page);
   });
   return set;
 }
@@ -54,8 +62,20 @@ export function trackRequests(page: Page): Set<Request> {
  */
 export async function loadedAndIdle(page: Page, timeoutMs: number): Promise<boolean> {
   const inflight = trackRequests(page);
-  await page.waitForLoadState('domcontentloaded', { timeout: timeoutMs }).catch(() => undefined);
+  if (!parsed.has(page)) {
+    const loaded = await page.waitForLoadState('domcontentloaded', { timeout: timeoutMs }).then(
+      () => true,
+      () => false,
+    );
+    // A page first seen after its load fires no event for it: learn it here instead.
+    if (loaded) parsed.add(page);
+  }
   return inflight.size === 0;
+}
+
+/** The same answer without waiting: false unless the load is already known to be done. */
+export function loadedAndIdleNow(page: Page): boolean {
+  return parsed.has(page) && trackRequests(page).size === 0;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

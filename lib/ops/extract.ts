@@ -30,7 +30,7 @@ export async function extract<
   const text = instruction?.trim();
   if (!text) {
     // No instruction: the page's text as the model would see it, for free.
-    const snap = await readPage(ctx, { budget: null });
+    const snap = await readPage(ctx, { budget: null, readOnly: true });
     return {
       data: { pageText: snap.tree } as T,
       usage: emptyUsage(),
@@ -45,7 +45,7 @@ export async function extract<
     const { noModelError } = await import('../llm/config.ts');
     throw new OpError('no_model', `extract needs a model to read "${text}". ${noModelError().message}`);
   }
-  const snap: Snapshot = await readPage(ctx, { budget: null });
+  const snap: Snapshot = await readPage(ctx, { budget: null, readOnly: true });
   const budget = ctx.options?.budget ?? EXTRACT_BUDGET;
   const parts = chunkTree(snap.tree, budget);
   const usage = { total: emptyUsage(ctx.llm.model) };

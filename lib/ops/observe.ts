@@ -48,7 +48,7 @@ function everyInteractive(snap: Snapshot): ObservedElement[] {
 export async function observe(ctx: OpContext, instruction?: string): Promise<ObserveResult> {
   const started = performance.now();
   const text = instruction?.trim();
-  const snap = await readPage(ctx, text ? { keywords: keywordsOf(text) } : {});
+  const snap = await readPage(ctx, { readOnly: true, ...(text ? { keywords: keywordsOf(text) } : {}) });
   const finish = (
     elements: ObservedElement[],
     resolvedBy: ObserveResult['resolvedBy'],

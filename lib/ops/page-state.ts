@@ -1,4 +1,4 @@
-import { loadedAndIdle, QUIET_MS, settle } from '../browser/settle.ts';
+import { loadedAndIdle, loadedAndIdleNow, QUIET_MS, settle } from '../browser/settle.ts';
 import {
   addUsage,
   type ChatMessage,
@@ -11,7 +11,12 @@ import {
 
 export { emptyUsage };
 
-import { snapshot, snapshotIfQuiet } from '../perception/snapshot.ts';
+import {
+  readAhead as readAheadOfPage,
+  type SnapshotCallOptions,
+  snapshot,
+  snapshotIfQuiet,
+} from '../perception/snapshot.ts';
 import { setOfMarks } from '../perception/som.ts';
 import type { Snapshot } from '../perception/types.ts';
 import { type OpContext, OpError } from './types.ts';
@@ -19,11 +24,16 @@ import { type OpContext, OpError } from './types.ts';
 /** Page text per act / observe prompt unless the call says otherwise: enough for any ordinary page. */
 export const DEFAULT_PAGE_BUDGET = 6000;
 
+interface ReadExtra {
+  keywords?: string[];
+  chunk?: number;
+  budget?: number | null;
+  /** The call only reads: it may answer from the last read if the page has not changed since. */
+  readOnly?: boolean;
+}
+
 /** A page read the way every op needs it: settled, snapshotted, secrets replaced by their names. */
-export async function readPage(
-  ctx: OpContext,
-  extra: { keywords?: string[]; chunk?: number; budget?: number | null } = {},
-): Promise<Snapshot> {
+export async function readPage(ctx: OpContext, extra: ReadExtra = {}): Promise<Snapshot> {
   // null: the whole page (the caller splits it itself).
   const budget =
     extra.budget === null ? undefined : (extra.budget ?? ctx.options?.budget ?? DEFAULT_PAGE_BUDGET);
@@ -48,26 +58,30 @@ export async function readPage(
   }
 }
 
+/**
+ * In a session, after an action: reads the page for the call likely to come next (an observe or
+ * extract), while that call's request is still on its way. Only a settled small page is read.
+ */
+export function readAhead(ctx: OpContext): void {
+  if (!ctx.reuseReads) return;
+  readAheadOfPage(ctx.page, snapshotOptions(ctx, { readOnly: true }, undefined), QUIET_MS, () =>
+    loadedAndIdleNow(ctx.page),
+  );
+}
+
 /** The page on screen must be the one navigated to, not the guard's refusal or an error page. */
 async function assertPageLoaded(ctx: OpContext): Promise<void> {
   const problem = await ctx.pageProblem?.();
   if (problem) throw new OpError(problem.kind, problem.message, undefined, problem.url);
 }
 
-function read(
-  ctx: OpContext,
-  extra: { keywords?: string[]; chunk?: number },
-  budget: number | undefined,
-): Promise<Snapshot> {
+function read(ctx: OpContext, extra: ReadExtra, budget: number | undefined): Promise<Snapshot> {
   return snapshot(ctx.page, snapshotOptions(ctx, extra, budget));
 }
 
-function snapshotOptions(
-  ctx: OpContext,
-  extra: { keywords?: string[]; chunk?: number },
-  budget: number | undefined,
-): Parameters<typeof snapshot>[1] {
+function snapshotOptions(ctx: OpContext, extra: ReadExtra, budget: number | undefined): SnapshotCallOptions {
   return {
+    ...(extra.readOnly && ctx.reuseReads ? { reuse: true } : {}),
     ...(ctx.options?.selector ? { selector: ctx.options.selector } : {}),
     ...(budget !== undefined ? { budget } : {}),
     ...(extra.keywords ? { keywords: extra.keywords } : {}),

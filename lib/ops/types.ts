@@ -54,6 +54,11 @@ export interface OpContext {
   pageProblem?: () => Promise<PageProblem | undefined>;
   /** Aborted when the caller stops waiting (the request deadline): model calls stop with it. */
   signal?: AbortSignal;
+  /**
+   * Read-only calls (observe, extract) may answer from the page's last read when provably nothing
+   * changed since (perception/held-read.ts). Worth it where one page takes many calls: sessions.
+   */
+  reuseReads?: boolean;
 }
 
 export interface ActionCacheLike {

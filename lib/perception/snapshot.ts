@@ -1,4 +1,14 @@
 import type { Frame, Page } from 'playwright-core';
+import {
+  CHANGE_BINDING,
+  expectAhead,
+  forgetRead,
+  heldRead,
+  holdRead,
+  readAheadOf,
+  startWalk,
+  watchChanges,
+} from './held-read.ts';
 import type { RawCollect } from './injected/payload.ts';
 import { collectCall, collectInstall } from './injected/source.ts';
 import { attachFrames, idSpace, resetIdSpace } from './live.ts';
@@ -22,25 +32,34 @@ export class SnapshotError extends Error {
 export interface SnapshotCallOptions extends SnapshotOptions {
   /** Secret values (name → value) to replace with `%name%` in everything the snapshot returns. */
   secrets?: Record<string, string>;
+  /**
+   * May answer from the last read of this page if provably nothing changed since (held-read.ts),
+   * and holds this one for the next such call. For read-only calls only.
+   */
+  reuse?: boolean;
 }
 
 type Busy = { busy: true };
 const isBusy = (raw: RawCollect | Busy | undefined): raw is Busy => !!raw && 'busy' in raw;
+
+/** What the page itself is asked to read with (the rest of the options apply here, after). */
+const inPageArgs = (opts: SnapshotOptions, main: boolean) => ({
+  ...(main && opts.selector ? { selector: opts.selector } : {}),
+  ...(opts.ignore?.length ? { ignore: opts.ignore.join(', ') } : {}),
+  text: opts.text ?? true,
+});
 
 async function collectFrame(
   frame: Frame,
   opts: SnapshotOptions,
   main: boolean,
   quietMs?: number,
+  watch?: string,
 ): Promise<RawCollect | Busy> {
-  const args = {
-    ...(main && opts.selector ? { selector: opts.selector } : {}),
-    ...(opts.ignore?.length ? { ignore: opts.ignore.join(', ') } : {}),
-    text: opts.text ?? true,
-  };
+  const args = inPageArgs(opts, main);
   const json =
-    ((await frame.evaluate(collectCall(args, quietMs))) as string | undefined) ??
-    ((await frame.evaluate(collectInstall(args, quietMs))) as string);
+    ((await frame.evaluate(collectCall(args, quietMs, watch))) as string | undefined) ??
+    ((await frame.evaluate(collectInstall(args, quietMs, watch))) as string);
   return JSON.parse(json) as RawCollect | Busy;
 }
 
@@ -93,11 +112,12 @@ async function collectAll(
   page: Page,
   options: SnapshotOptions,
   quietMs?: number,
+  watch?: string,
 ): Promise<{ collected: FrameCollect[]; live: Frame[] } | undefined> {
   const main = page.mainFrame();
   const others = options.frames === false ? [] : page.frames().filter((f) => f !== main);
   const [mainRaw, ...childRaws] = await Promise.all([
-    collectFrame(main, options, true, quietMs).catch((err: Error) => {
+    collectFrame(main, options, true, quietMs, watch).catch((err: Error) => {
       throw new SnapshotError(`could not read the page: ${err.message.split('\n')[0]}`);
     }),
     ...others.map((f) => withinTime(collectFrame(f, options, false).catch(() => undefined))),
@@ -148,6 +168,60 @@ async function collectAll(
 }
 
 /**
+ * The page's walk, or the held one when `reuse` is asked and nothing changed since. Any other walk
+ * drops the held read first: the page's element registry follows the latest walk, and a held read
+ * must always match it.
+ */
+async function collectOrReuse(
+  page: Page,
+  options: SnapshotCallOptions,
+  quietMs?: number,
+  isReadAhead = false,
+): Promise<{ collected: FrameCollect[]; live: Frame[] } | undefined> {
+  if (!options.reuse) {
+    forgetRead(page);
+    startWalk(page);
+    return collectAll(page, options, quietMs);
+  }
+  const key = `${JSON.stringify(inPageArgs(options, true))}|${options.frames !== false}`;
+  // A read ahead in flight is most likely the answer: wait for it, but never for long.
+  const ahead = isReadAhead ? undefined : readAheadOf(page);
+  if (ahead) await withinTime(ahead);
+  const held = heldRead(page, key);
+  if (held) return { collected: held.collected, live: held.live };
+  forgetRead(page);
+  const watch = (await watchChanges(page)) ? CHANGE_BINDING : undefined;
+  const walk = startWalk(page);
+  const got = await collectAll(page, options, quietMs, watch);
+  if (got) holdRead(page, key, got.collected, got.live, walk);
+  return got;
+}
+
+/** Pages whose walks cost too much to make one that may go unused. */
+export const READ_AHEAD_MAX_NODES = 5000;
+const lastNodes = new WeakMap<Page, number>();
+
+/**
+ * Walks the page now and holds the read for the next read-only call, if `ready` says the page is
+ * loaded and idle and its DOM has been still for `quietMs` (a busy page is left alone). For a
+ * session, right after an action: the next call finds the page read while its request was on
+ * the way. A small page only (its last walk under READ_AHEAD_MAX_NODES nodes).
+ */
+export function readAhead(
+  page: Page,
+  options: SnapshotCallOptions,
+  quietMs: number,
+  ready: () => boolean,
+): void {
+  if ((lastNodes.get(page) ?? Number.POSITIVE_INFINITY) > READ_AHEAD_MAX_NODES || !ready()) return;
+  const read = collectOrReuse(page, { ...options, reuse: true }, quietMs, true).then(
+    () => undefined,
+    () => undefined,
+  );
+  expectAhead(page, read);
+}
+
+/**
  * Turns a live page into what a model reads: one walk per frame inside the page (no full AX tree
  * over CDP), stitched into one tree with one id space, then budgeted / chunked / redacted.
  */
@@ -173,7 +247,7 @@ async function read(
   quietMs?: number,
 ): Promise<Snapshot | undefined> {
   const started = performance.now();
-  const got = await collectAll(page, options, quietMs);
+  const got = await collectOrReuse(page, options, quietMs);
   if (!got) return undefined;
   const { collected, live } = got;
   // Page-wide ids: stable per element; a new top document starts over, a new frame document
@@ -260,6 +334,8 @@ async function read(
   for (const e of elements) if (e.url) urls[String(e.id)] = e.url;
   const interactive = elements.filter((e) => e.interactive).length;
 
+  const nodes = collected.reduce((n, c) => n + c.raw.counts.nodes, 0);
+  lastNodes.set(page, nodes);
   const snap: Snapshot = {
     url: mainRaw.url,
     title: mainRaw.title,
@@ -268,7 +344,7 @@ async function read(
     urls,
     frames: collected.map((c) => c.info),
     stats: {
-      nodes: collected.reduce((n, c) => n + c.raw.counts.nodes, 0),
+      nodes,
       elements: elements.length,
       interactive,
       lines: keptLines.length,

@@ -135,6 +135,20 @@ describe('the Stagehand SDK on browserfn', () => {
     expect(env.llm.requests.at(-1)?.schemaName).toBe('extracted');
   });
 
+  it('a change the script makes over its own CDP socket is seen by the next call, even with no event', async () => {
+    const page = a.context.pages()[0]!;
+    // Two read-only calls in a row: the second answers from the first one's read.
+    expect(((await a.extract()) as { pageText: string }).pageText).toContain('Sign in to Acme');
+    const before = (await a.extract()) as { pageText: string };
+    expect(before.pageText).not.toContain('set-by-script@acme.test');
+    // A property write fires no event and touches no attribute: only the CDP proxy sees it coming.
+    await page.evaluate(() => {
+      (document.getElementById('email') as HTMLInputElement).value = 'set-by-script@acme.test';
+    });
+    const after = (await a.extract()) as { pageText: string };
+    expect(after.pageText).toContain('value="set-by-script@acme.test"');
+  });
+
   it('works on the page the SDK names when several are open', async () => {
     const second = await a.context.newPage();
     try {

@@ -272,3 +272,13 @@ export function filterResult(method: string, result: Record<string, unknown>, st
     state.sessions.add(result.sessionId);
   return result;
 }
+
+/**
+ * Commands that only read or set up listening: they cannot change what a page shows. Anything
+ * else a client sends (input, script, navigation, emulation) may, so the pages' held reads are
+ * dropped before it is forwarded (perception/held-read.ts).
+ */
+const ONLY_READS =
+  /\.(enable|disable|get\w*|describeNode|querySelector|querySelectorAll|resolveNode|requestNode|pushNodesByBackendIdsToFrontend|releaseObject|releaseObjectGroup|captureScreenshot|setLifecycleEventsEnabled|setDiscoverTargets|setAutoAttach|attachToTarget|detachFromTarget|runIfWaitingForDebugger|addScriptToEvaluateOnNewDocument)$/;
+
+export const mayChangePage = (method: string): boolean => !ONLY_READS.test(method);

@@ -10,6 +10,7 @@ import {
   filterResult,
   judgeCommand,
   judgeEvent,
+  mayChangePage,
   newFilterState,
   REFUSED_CODE,
 } from './cdp-filter.ts';
@@ -21,6 +22,8 @@ export interface ProxyTarget {
   policy: GuardPolicy;
   /** Called on every client command: CDP use keeps a session from going idle. */
   onActivity(): void;
+  /** Called before a command that may change what a page shows is forwarded. */
+  onPageChange?(): void;
 }
 
 interface Pending {
@@ -146,6 +149,7 @@ class ProxiedConnection {
       const v = await checkUrl(url, this.target.policy);
       if (!v.ok) return refuse(`${cmd.method}: ${v.message}`);
     }
+    if (mayChangePage(cmd.method)) this.target.onPageChange?.();
     const id = this.toBrowser({
       method: cmd.method,
       params: verdict.params ?? cmd.params ?? {},

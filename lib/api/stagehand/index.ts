@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Hono } from 'hono';
+import { forgetRead } from '../../perception/held-read.ts';
 import { type KeyRing, tenantForKey } from '../auth.ts';
 import type { OpDeps } from '../run-op.ts';
 import type { DebuggableBrowser } from './browser.ts';
@@ -63,6 +64,9 @@ export function createStagehandService(deps: StagehandDeps): StagehandService {
         policy: deps.policy,
         wsEndpoint: s.resources.wsEndpoint,
         onActivity: () => registry.touch(s),
+        onPageChange: () => {
+          for (const page of s.resources.context.pages()) forgetRead(page);
+        },
         track: (conn) => {
           s.sockets.add(conn);
           return () => s.sockets.delete(conn);

@@ -6,6 +6,7 @@ import type { Usage } from '../../llm/types.ts';
 import { act } from '../../ops/act.ts';
 import { extract } from '../../ops/extract.ts';
 import { observe } from '../../ops/observe.ts';
+import { readAhead } from '../../ops/page-state.ts';
 import { type OpContext, OpError, type OpLog, type OpOptions } from '../../ops/types.ts';
 import type { OpDeps } from '../run-op.ts';
 import { runAgentForStagehand } from './agent.ts';
@@ -73,6 +74,8 @@ async function opContext(
     checkNavigation: (url) => assertNavigable(url, policy),
     log: opLog(env.emit),
     options,
+    // A session's page takes call after call: an observe then an extract read it once.
+    reuseReads: true,
     ...(choice.llm ? { llm: choice.llm } : {}),
     ...(variables ? { variables } : {}),
     ...(cache ? { cache } : {}),
@@ -84,7 +87,7 @@ export async function runAct(env: CallEnv, body: z.infer<typeof ActBody>) {
   const input = typeof body.input === 'string' ? body.input : observedFromSdk(body.input);
   const instruction = typeof input === 'string' ? input : input.description;
   try {
-    const result = await act(ctx, input);
+    const result = await act(ctx, input).finally(() => readAhead(ctx));
     record(env, {
       method: 'act',
       parameters: { instruction },

@@ -1,4 +1,5 @@
 import type { ControlFacts } from './features.ts';
+import type { WatchMark } from './watch.ts';
 
 /**
  * What collect() sends back from a page frame, shaped to keep big pages' payloads small; the
@@ -68,4 +69,6 @@ export interface RawCollect {
     semantic: number;
   };
   error?: string;
+  /** Where the document's change count stood at this read, when its change notice was armed. */
+  watch?: WatchMark;
 }

@@ -7,6 +7,7 @@ import { records } from './record.ts';
 import { resolveLocator } from './resolve.ts';
 import { semantics } from './semantics.ts';
 import { states } from './states.ts';
+import { armWatch } from './watch.ts';
 import { xpaths } from './xpath.ts';
 
 /**
@@ -34,18 +35,29 @@ const busyCheck = (quietMs: number | undefined): string =>
     : `const last = globalThis.__bfnLastMutation; if (last !== undefined && performance.now() - last < ${Number(quietMs)}) return JSON.stringify({ busy: true });`;
 
 /**
+ * With `watch` (the name of the binding the server exposed), the read also arms the page's change
+ * notice (watch.ts) in the same round trip, and says where its change count stood. A page that
+ * took the arming function away gets no notice, and so no held reads.
+ */
+const arming = (watch: string | undefined): string =>
+  watch
+    ? `const arm = globalThis.__bfnArm; if (typeof arm === 'function') r.watch = arm(${JSON.stringify(watch)});`
+    : '';
+
+/**
  * The collector is compiled once per document and kept on a non-enumerable global; later calls
  * send only the options. Results travel as one JSON string: Playwright's own value serialisation
  * is far slower on big results.
  */
-export const collectCall = (opts: CollectOptions, quietMs?: number): string =>
-  `(() => { ${busyCheck(quietMs)} const f = globalThis.__bfnCollect; return f ? JSON.stringify(f(${JSON.stringify(opts)})) : undefined; })()`;
+export const collectCall = (opts: CollectOptions, quietMs?: number, watch?: string): string =>
+  `(() => { ${busyCheck(quietMs)} const f = globalThis.__bfnCollect; if (!f) return undefined; const r = f(${JSON.stringify(opts)}); ${arming(watch)} return JSON.stringify(r); })()`;
 
-export const collectInstall = (opts: CollectOptions, quietMs?: number): string =>
+export const collectInstall = (opts: CollectOptions, quietMs?: number, watch?: string): string =>
   `(() => { ${busyCheck(quietMs)} const __name = (f) => f; const sem = {}; for (const make of [${HELPERS.map((f) => `(${f.toString()})`).join(', ')}]) Object.assign(sem, make(sem)); const run = (${collect.toString()});
     const f = (opts) => run(opts, sem);
     Object.defineProperty(globalThis, '__bfnCollect', { value: f, configurable: true });
-    return JSON.stringify(f(${JSON.stringify(opts)})); })()`;
+    Object.defineProperty(globalThis, '__bfnArm', { value: (${armWatch.toString()}), configurable: true });
+    const r = f(${JSON.stringify(opts)}); ${arming(watch)} return JSON.stringify(r); })()`;
 
 export const resolveExpression = (chain: string, mark: boolean): string =>
   expression(resolveLocator, { chain, mark });

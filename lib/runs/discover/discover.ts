@@ -71,6 +71,19 @@ const URL_LIST_SCHEMA = {
   required: ['urls'],
 };
 
+/**
+ * Scrolls to the bottom and waits two rendering frames: feeds load more from an
+ * IntersectionObserver, whose callback runs only after the next frame. Settling before it has
+ * run would see a still page and stop too soon (on a busy machine, frames come late).
+ */
+const scrollToEnd = () =>
+  new Promise<void>((resolve) => {
+    window.scrollTo(0, document.documentElement.scrollHeight);
+    const done = () => resolve();
+    setTimeout(done, 500);
+    requestAnimationFrame(() => requestAnimationFrame(done));
+  });
+
 export async function discover(spec: DiscoverySpec, deps: DiscoveryDeps): Promise<DiscoveryResult> {
   const started = performance.now();
   if (spec.listings.length === 0) throw new Error('discovery needs at least one listing URL');
@@ -120,7 +133,7 @@ export async function discover(spec: DiscoverySpec, deps: DiscoveryDeps): Promis
       if (!next && spec.infiniteScroll !== false && !spec.instruction) {
         let quiet = 0;
         while (!found.full && quiet < 2 && pagesHere < maxPages) {
-          await deps.page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+          await deps.page.evaluate(scrollToEnd);
           await settle(deps.page, { timeoutMs: 1500 });
           const after = await deps.page.evaluate(readLinks, selector);
           const added = await take(after.samples.slice(links.samples.length));

@@ -1,0 +1,133 @@
+import type { Frame, Page } from 'playwright-core';
+import type { WatchMark } from './injected/watch.ts';
+import type { FrameCollect } from './tree.ts';
+
+/**
+ * A page read held for reuse while the page provably stays the same.
+ *
+ * Read-only calls in a row (observe, then extract) on a page nobody touched would walk the same
+ * DOM twice. A read taken with `reuse` arms a one-shot notice in the page (injected/watch.ts): the
+ * first mutation or state-changing event after it calls a binding, and the held read is dropped.
+ * Our own actions, navigations, frames coming or going and every page-changing CDP command a
+ * client sends through the proxy drop it too, before they run. A read is also never reused past
+ * `HOLD_MS`, for changes no event reports. Only single-frame pages are held: a child frame's
+ * document has no notice of its own.
+ */
+
+/** The longest a held read may stand in for a new one. */
+export const HOLD_MS = 5000;
+
+/** The binding the page's change notice calls. */
+export const CHANGE_BINDING = '__bfnChanged';
+
+export interface HeldRead {
+  /** The in-page read options it was taken with (scope, ignore, text). */
+  key: string;
+  collected: FrameCollect[];
+  live: Frame[];
+  mark: WatchMark;
+  at: number;
+}
+
+/** What decides whether a held read may answer now: pure, so the rule can be tested alone. */
+export function mayReuse(
+  held: HeldRead | undefined,
+  now: { key: string; at: number; frames: number; changed?: WatchMark | undefined },
+): held is HeldRead {
+  if (!held || held.key !== now.key) return false;
+  if (now.at - held.at > HOLD_MS || now.at < held.at) return false;
+  if (now.frames !== 1 || held.collected.length !== 1) return false;
+  // A notice for this document with a later count than the read's: something changed after it.
+  if (now.changed && now.changed.doc === held.mark.doc && now.changed.seq > held.mark.seq) return false;
+  return true;
+}
+
+const held = new WeakMap<Page, HeldRead>();
+/** Walks started per page: only the latest may be held (the page's element registry follows it). */
+const walks = new WeakMap<Page, number>();
+/** A read started ahead of the next call (see readAhead in snapshot.ts), which that call waits for. */
+const ahead = new WeakMap<Page, Promise<void>>();
+/** The latest notice per page: it can arrive before the read it follows is held. */
+const lastNotice = new WeakMap<Page, WatchMark>();
+const watching = new WeakMap<Page, Promise<boolean>>();
+
+export function forgetRead(page: Page): void {
+  held.delete(page);
+}
+
+/** Numbers a walk of the page as it starts. */
+export function startWalk(page: Page): number {
+  const n = (walks.get(page) ?? 0) + 1;
+  walks.set(page, n);
+  return n;
+}
+
+export function expectAhead(page: Page, read: Promise<void>): void {
+  ahead.set(page, read);
+  void read.finally(() => {
+    if (ahead.get(page) === read) ahead.delete(page);
+  });
+}
+
+export const readAheadOf = (page: Page): Promise<void> | undefined => ahead.get(page);
+
+/**
+ * Exposes the change binding on the page once and drops held reads on navigations, frames and
+ * dialogs. False when the page would not take the binding: then nothing is ever held for it.
+ */
+export function watchChanges(page: Page): Promise<boolean> {
+  let ready = watching.get(page);
+  if (!ready) {
+    ready = page
+      .exposeBinding(CHANGE_BINDING, (source: { frame: Frame }, doc: unknown, seq: unknown) => {
+        if (source.frame !== page.mainFrame()) return;
+        if (typeof doc !== 'string' || typeof seq !== 'number') {
+          forgetRead(page);
+          return;
+        }
+        lastNotice.set(page, { doc, seq });
+        const h = held.get(page);
+        if (h && (h.mark.doc !== doc || seq > h.mark.seq)) forgetRead(page);
+      })
+      .then(
+        () => {
+          const drop = () => forgetRead(page);
+          page.on('framenavigated', drop);
+          page.on('frameattached', drop);
+          page.on('framedetached', drop);
+          page.on('dialog', drop);
+          page.on('filechooser', drop);
+          page.on('close', drop);
+          page.on('crash', drop);
+          return true;
+        },
+        () => false,
+      );
+    watching.set(page, ready);
+  }
+  return ready;
+}
+
+export function heldRead(page: Page, key: string): HeldRead | undefined {
+  const h = held.get(page);
+  const now = { key, at: performance.now(), frames: page.frames().length, changed: lastNotice.get(page) };
+  return mayReuse(h, now) ? h : undefined;
+}
+
+/** Keeps a fresh read (taken with its notice armed) for the next read-only call. */
+export function holdRead(
+  page: Page,
+  key: string,
+  collected: FrameCollect[],
+  live: Frame[],
+  walk: number,
+): void {
+  const mark = collected[0]?.raw.watch;
+  if (!mark || collected.length !== 1 || walks.get(page) !== walk) {
+    forgetRead(page);
+    return;
+  }
+  // Reused, it is no longer the document's first read: ids must not start over.
+  const kept = collected.map((c) => ({ ...c, raw: { ...c.raw, fresh: false } }));
+  held.set(page, { key, collected: kept, live, mark, at: performance.now() });
+}

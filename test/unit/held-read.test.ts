@@ -1,0 +1,94 @@
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { mayChangePage } from '../../lib/api/stagehand/cdp-filter.ts';
+import {
+  type HeldRead,
+  HOLD_MS,
+  heldRead,
+  holdRead,
+  mayReuse,
+  startWalk,
+} from '../../lib/perception/held-read.ts';
+
+const held = (over: Partial<HeldRead> = {}): HeldRead => ({
+  key: 'k',
+  collected: [{} as HeldRead['collected'][number]],
+  live: [],
+  mark: { doc: 'd1', seq: 3 },
+  at: 1000,
+  ...over,
+});
+const now = (over: Partial<Parameters<typeof mayReuse>[1]> = {}) => ({
+  key: 'k',
+  at: 1200,
+  frames: 1,
+  ...over,
+});
+
+describe('when a held read may answer for a new one', () => {
+  it('may, for the same read options on an unchanged single-frame page within the hold limit', () => {
+    expect(mayReuse(held(), now())).toBe(true);
+    // A notice from before the read (or from an earlier document) says nothing about after it.
+    expect(mayReuse(held(), now({ changed: { doc: 'd1', seq: 3 } }))).toBe(true);
+    expect(mayReuse(held(), now({ changed: { doc: 'd0', seq: 9 } }))).toBe(true);
+  });
+
+  it('may not after a change notice for its document', () => {
+    expect(mayReuse(held(), now({ changed: { doc: 'd1', seq: 4 } }))).toBe(false);
+  });
+
+  it('may not for other read options, past the hold limit, or on a page with frames', () => {
+    expect(mayReuse(undefined, now())).toBe(false);
+    expect(mayReuse(held(), now({ key: 'other' }))).toBe(false);
+    expect(mayReuse(held(), now({ at: 1000 + HOLD_MS + 1 }))).toBe(false);
+    expect(mayReuse(held(), now({ at: 999 }))).toBe(false);
+    expect(mayReuse(held(), now({ frames: 2 }))).toBe(false);
+    expect(mayReuse(held({ collected: [] }), now())).toBe(false);
+  });
+});
+
+describe('which CDP commands from a client drop held reads', () => {
+  it('keeps them for reads and set-up, drops them for input, script, navigation and emulation', () => {
+    for (const m of [
+      'DOM.getDocument',
+      'Runtime.enable',
+      'Page.captureScreenshot',
+      'Accessibility.getFullAXTree',
+    ])
+      expect(mayChangePage(m), m).toBe(false);
+    for (const m of [
+      'Input.dispatchMouseEvent',
+      'Runtime.evaluate',
+      'Runtime.callFunctionOn',
+      'Page.navigate',
+      'Page.reload',
+      'Emulation.setDeviceMetricsOverride',
+      'DOM.setAttributeValue',
+    ])
+      expect(mayChangePage(m), m).toBe(true);
+  });
+});
+
+describe('holding a read', () => {
+  const page = { frames: () => [{}] } as unknown as Page;
+  const collected = [
+    { raw: { watch: { doc: 'd', seq: 0 }, fresh: true } },
+  ] as unknown as HeldRead['collected'];
+
+  it('holds only the latest walk of the page, no longer marked as the document’s first', () => {
+    const overtaken = startWalk(page);
+    const latest = startWalk(page);
+    holdRead(page, 'k', collected, [], overtaken);
+    expect(heldRead(page, 'k')).toBeUndefined();
+    holdRead(page, 'k', collected, [], latest);
+    expect(heldRead(page, 'k')?.collected[0]?.raw.fresh).toBe(false);
+    expect(heldRead(page, 'other')).toBeUndefined();
+  });
+
+  it('holds nothing for a read whose change notice was not armed', () => {
+    const fresh = { frames: () => [{}] } as unknown as Page;
+    const unarmed = [{ raw: { fresh: true } }] as unknown as HeldRead['collected'];
+    holdRead(fresh, 'k', unarmed, [], startWalk(fresh));
+    expect(heldRead(fresh, 'k')).toBeUndefined();
+  });
+});
