@@ -71,38 +71,55 @@ export function expectAhead(page: Page, read: Promise<void>): void {
 
 export const readAheadOf = (page: Page): Promise<void> | undefined => ahead.get(page);
 
+/** What the page's notice says: `<document token>:<change count>`. */
+export function parseNotice(payload: string): WatchMark | undefined {
+  const at = payload.lastIndexOf(':');
+  const seq = Number(payload.slice(at + 1));
+  if (at <= 0 || !Number.isInteger(seq)) return undefined;
+  return { doc: payload.slice(0, at), seq };
+}
+
+function noticed(page: Page, payload: string): void {
+  const mark = parseNotice(payload);
+  if (!mark) {
+    forgetRead(page);
+    return;
+  }
+  lastNotice.set(page, mark);
+  const h = held.get(page);
+  if (h && (h.mark.doc !== mark.doc || mark.seq > h.mark.seq)) forgetRead(page);
+}
+
 /**
- * Exposes the change binding on the page once and drops held reads on navigations, frames and
- * dialogs. False when the page would not take the binding: then nothing is ever held for it.
+ * Gives the page the change binding (a CDP binding of our own session, not Playwright's
+ * exposeBinding, whose page globals name Playwright to every bot check) and drops held reads on
+ * navigations, frames and dialogs. A CDP binding reaches only the documents present when it is
+ * added, so it is added again on each navigation. False when the page would not take it: then
+ * nothing is ever held for it.
  */
 export function watchChanges(page: Page): Promise<boolean> {
   let ready = watching.get(page);
   if (!ready) {
-    ready = page
-      .exposeBinding(CHANGE_BINDING, (source: { frame: Frame }, doc: unknown, seq: unknown) => {
-        if (source.frame !== page.mainFrame()) return;
-        if (typeof doc !== 'string' || typeof seq !== 'number') {
-          forgetRead(page);
-          return;
-        }
-        lastNotice.set(page, { doc, seq });
-        const h = held.get(page);
-        if (h && (h.mark.doc !== doc || seq > h.mark.seq)) forgetRead(page);
-      })
-      .then(
-        () => {
-          const drop = () => forgetRead(page);
-          page.on('framenavigated', drop);
-          page.on('frameattached', drop);
-          page.on('framedetached', drop);
-          page.on('dialog', drop);
-          page.on('filechooser', drop);
-          page.on('close', drop);
-          page.on('crash', drop);
-          return true;
-        },
-        () => false,
-      );
+    ready = (async () => {
+      const cdp = await page.context().newCDPSession(page);
+      const bind = () => cdp.send('Runtime.addBinding', { name: CHANGE_BINDING });
+      cdp.on('Runtime.bindingCalled', (e) => {
+        if (e.name === CHANGE_BINDING) noticed(page, e.payload);
+      });
+      await bind();
+      const drop = () => forgetRead(page);
+      page.on('framenavigated', (frame) => {
+        forgetRead(page);
+        if (frame === page.mainFrame()) bind().catch(() => undefined);
+      });
+      page.on('frameattached', drop);
+      page.on('framedetached', drop);
+      page.on('dialog', drop);
+      page.on('filechooser', drop);
+      page.on('close', drop);
+      page.on('crash', drop);
+      return true;
+    })().catch(() => false);
     watching.set(page, ready);
   }
   return ready;

@@ -162,6 +162,26 @@ describe('held reads', () => {
     expect(await walksOfTwoMoreObserves(session(page))).toBe(2);
   });
 
+  it('leaves the page no Playwright binding, and takes its own notice out of sight once armed', async () => {
+    const page = await open('/login.html');
+    const ctx = session(page);
+    const globals = () =>
+      page.evaluate(() => Object.getOwnPropertyNames(window).filter((k) => /playwright|Changed/i.test(k)));
+    await observe(ctx);
+    expect(await globals()).toEqual([]);
+    // A new document gets the binding again, and loses it from sight at its first read.
+    await page.goto(`${site.url}/signup.html`);
+    await observe(ctx);
+    expect(await globals()).toEqual([]);
+    // …and keeps working there: held while nothing changes, dropped by typing.
+    const walks = await countWalks(page);
+    await observe(ctx);
+    expect(await walks()).toBe(0);
+    await page.locator('input').first().pressSequentially('x');
+    await observe(ctx);
+    expect(await walks()).toBe(1);
+  });
+
   it('a page that takes the change notice away before the first read gets no held reads', async () => {
     const page = await open('/login.html');
     expect(await watchChanges(page)).toBe(true);

@@ -7,6 +7,7 @@ import {
   heldRead,
   holdRead,
   mayReuse,
+  parseNotice,
   startWalk,
 } from '../../lib/perception/held-read.ts';
 
@@ -90,5 +91,14 @@ describe('holding a read', () => {
     const unarmed = [{ raw: { fresh: true } }] as unknown as HeldRead['collected'];
     holdRead(fresh, 'k', unarmed, [], startWalk(fresh));
     expect(heldRead(fresh, 'k')).toBeUndefined();
+  });
+});
+
+describe('the page’s change notice', () => {
+  it('reads `<document>:<count>` and nothing else', () => {
+    expect(parseNotice('k3x9:12')).toEqual({ doc: 'k3x9', seq: 12 });
+    expect(parseNotice('k3x9')).toBeUndefined();
+    expect(parseNotice(':3')).toBeUndefined();
+    expect(parseNotice('k3x9:many')).toBeUndefined();
   });
 });

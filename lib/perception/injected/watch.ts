@@ -2,8 +2,7 @@
  * Runs INSIDE a page (serialised like collect()), right after a walk of its main document.
  *
  * Arms a one-shot notice for that read: the first DOM mutation or state-changing event after it
- * calls `notifyName` (a binding the server exposed) once, with this document's token and change
- * count. The server can then reuse the read for as long as no notice came, with no round trip to
+ * calls `notifyName` (a CDP binding the server added) once, with `<document token>:<change count>`. The server can then reuse the read for as long as no notice came, with no round trip to
  * ask. Returns the token and count at the read, or undefined when the binding is missing (then
  * the read is never reused).
  */
@@ -17,9 +16,15 @@ export function armWatch(notifyName: string): WatchMark | undefined {
   const g = globalThis as unknown as Record<string, unknown>;
   let watch = g.__bfnWatch as Watch | undefined;
   if (!watch) {
-    // Taken once, when the watch is set up: a page that later replaces the global cannot mute it.
+    // Taken once, when the watch is set up, and the global removed: the page neither sees it from
+    // then on nor can replace it to mute the notice.
     const notify = g[notifyName];
     if (typeof notify !== 'function') return undefined;
+    try {
+      delete g[notifyName];
+    } catch {
+      // Not configurable: it stays, and still works.
+    }
     const doc = `${Date.now().toString(36)}${Math.random().toString(36).slice(2)}`;
     const state: Watch = { doc, seq: 0, armed: false, observer: undefined as unknown as MutationObserver };
     const changed = () => {
@@ -27,8 +32,7 @@ export function armWatch(notifyName: string): WatchMark | undefined {
       if (!state.armed) return;
       state.armed = false;
       try {
-        const sent = (notify as (d: string, s: number) => unknown)(state.doc, state.seq);
-        if (sent instanceof Promise) sent.catch(() => undefined);
+        (notify as (payload: string) => void)(`${state.doc}:${state.seq}`);
       } catch {
         // The binding is gone (page closing): nothing left to keep fresh.
       }
