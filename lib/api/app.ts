@@ -1,12 +1,12 @@
 import { createRoute, OpenAPIHono, type z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { act, assertKnownVariables } from '../ops/act.ts';
 import { extract } from '../ops/extract.ts';
 import { observe } from '../ops/observe.ts';
 import { OpError } from '../ops/types.ts';
 import { type AgentRouteDeps, registerAgentRoute } from './agent-route.ts';
 import { assertKeyRing, type KeyRing, tenantFor } from './auth.ts';
+import { limitBody } from './body-limit.ts';
 import { DEMO_PATH, demoPage } from './demo.ts';
 import { toErrorResponse } from './errors.ts';
 import { type Doing, type OpDeps, withPage } from './run-op.ts';
@@ -183,16 +183,14 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   });
   app.use(
     '/v1/*',
-    bodyLimit({
-      maxSize: deps.maxBodyBytes ?? 1024 * 1024,
-      onError: (c) =>
-        c.json(
-          {
-            error: { kind: 'invalid', message: `body larger than ${deps.maxBodyBytes ?? 1024 * 1024} bytes` },
-          },
-          413,
-        ),
-    }),
+    limitBody(deps.maxBodyBytes ?? 1024 * 1024, (c) =>
+      c.json(
+        {
+          error: { kind: 'invalid', message: `body larger than ${deps.maxBodyBytes ?? 1024 * 1024} bytes` },
+        },
+        413,
+      ),
+    ),
   );
   app.onError((err, c) => {
     const { status, body } = toErrorResponse(err);

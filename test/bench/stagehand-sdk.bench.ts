@@ -225,6 +225,17 @@ const pages = PAGES.map(({ name }) => {
   );
   return { page: name, rows, msRatio, tokRatio, perCall };
 });
+// BENCH_SAMPLES=1: every sample in run order, to see the spread (and warm-up) behind each p50.
+if (process.env.BENCH_SAMPLES)
+  for (const [n, s] of samplesByPage)
+    for (const op of MEASURED)
+      console.log(
+        n,
+        op,
+        s.browserfn[op].ms.map((x) => x.toFixed(1)).join(' '),
+        '| local',
+        s.local[op].ms.map((x) => x.toFixed(1)).join(' '),
+      );
 console.log(`\n${calls - failures}/${calls} calls succeeded`);
 console.log(JSON.stringify({ bench: 'stagehand-sdk', runs: RUNS, pages, calls, failures }));
 process.exit(failures ? 1 : 0);

@@ -86,6 +86,24 @@ describe('HTTP API over real HTTP', () => {
   it('refuses bodies over the size limit and URLs the guard blocks', async () => {
     const big = await post('/v1/act', { url: `${site.url}/login.html`, instruction: 'x'.repeat(70_000) });
     expect(big.status).toBe(413);
+    // A body sent in chunks declares no length: it is counted as it arrives, then read as usual.
+    const chunked = (text: string) =>
+      fetch(`${base}/v1/observe`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer key-a' },
+        body: new Blob([text]).stream(),
+        duplex: 'half',
+      } as RequestInit);
+    const bigChunked = await chunked(
+      JSON.stringify({ url: `${site.url}/login.html`, instruction: 'x'.repeat(70_000) }),
+    );
+    expect(bigChunked.status).toBe(413);
+    expect((await bigChunked.json()).error.message).toContain('body larger than');
+    const smallChunked = await chunked(
+      JSON.stringify({ url: `${site.url}/login.html`, instruction: 'the Sign in button' }),
+    );
+    expect(smallChunked.status).toBe(200);
+    expect((await smallChunked.json()).elements[0].name).toBe('Sign in');
     const blocked = await post('/v1/observe', { url: 'http://169.254.169.254/latest/meta-data/' });
     expect(blocked.status).toBe(403);
     const json = await blocked.json();

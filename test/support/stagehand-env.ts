@@ -7,7 +7,11 @@ import { serve } from '@hono/node-server';
 import WebSocket from 'ws';
 import { createApp } from '../../lib/api/app.ts';
 import { type DebuggableBrowser, launchDebuggableBrowser } from '../../lib/api/stagehand/browser.ts';
-import { createStagehandService, type StagehandService } from '../../lib/api/stagehand/index.ts';
+import {
+  createStagehandService,
+  type StagehandDeps,
+  type StagehandService,
+} from '../../lib/api/stagehand/index.ts';
 import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
 import { type FixtureServer, startFixtureServer } from './fixture-server.ts';
 import { type ScriptedModel, startScriptedModel } from './llm-server.ts';
@@ -57,7 +61,9 @@ export async function listen(
   return { srv, url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}${svc.prefix}` };
 }
 
-export async function startStagehandEnv(): Promise<StagehandEnv> {
+export async function startStagehandEnv(
+  opts: { cacheFor?: StagehandDeps['cacheFor'] } = {},
+): Promise<StagehandEnv> {
   const [site, llm, dbg] = await Promise.all([
     startFixtureServer(),
     startScriptedModel(),
@@ -78,6 +84,7 @@ export async function startStagehandEnv(): Promise<StagehandEnv> {
     env,
     debuggableBrowser: async () => dbg,
     maxSessionsPerTenant: 2,
+    ...(opts.cacheFor ? { cacheFor: opts.cacheFor } : {}),
   });
   const { srv, url: base } = await listen(service, keys, env, site.port);
   const saved = [process.env.STAGEHAND_API_URL, process.env.BROWSERBASE_BASE_URL];

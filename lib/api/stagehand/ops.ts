@@ -32,6 +32,8 @@ export interface CallEnv {
   page: Page;
   deps: OpDeps;
   headerKey: string | undefined;
+  /** Whether the caller lets the server's action cache answer (the SDK's `serverCache`). */
+  serverCache: boolean;
   emit: Emitter;
 }
 
@@ -67,7 +69,7 @@ async function opContext(
     env.deps,
   );
   env.emit.log({ category: 'browserfn', message: choice.note, level: 2 });
-  const cache = env.deps.cacheFor?.(env.session.tenant);
+  const cache = env.serverCache ? env.deps.cacheFor?.(env.session.tenant) : undefined;
   const policy = env.deps.policy;
   return {
     page: env.page,
@@ -88,6 +90,7 @@ export async function runAct(env: CallEnv, body: z.infer<typeof ActBody>) {
   const instruction = typeof input === 'string' ? input : input.description;
   try {
     const result = await act(ctx, input).finally(() => readAhead(ctx));
+    if (result.cache) env.emit.cacheStatus(result.resolvedBy === 'cache');
     record(env, {
       method: 'act',
       parameters: { instruction },

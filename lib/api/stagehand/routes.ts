@@ -1,10 +1,10 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import type { z } from 'zod';
 import { NetworkBlockedError } from '../../browser/guard.ts';
 import { OpError } from '../../ops/types.ts';
 import { type KeyRing, tenantForKey } from '../auth.ts';
+import { limitBody } from '../body-limit.ts';
 import { toErrorResponse } from '../errors.ts';
 import type { OpDeps } from '../run-op.ts';
 import { NoModelError } from './agent.ts';
@@ -106,10 +106,7 @@ export function stagehandRoutes(deps: StagehandRouteDeps): Hono<Env> {
   });
   app.use(
     '*',
-    bodyLimit({
-      maxSize: maxBody,
-      onError: (c) => fail(c, 413, 'invalid', `body larger than ${maxBody} bytes`),
-    }),
+    limitBody(maxBody, (c) => fail(c, 413, 'invalid', `body larger than ${maxBody} bytes`)),
   );
   app.onError((err, c) => {
     const f = toFailure(err, deps.log);
@@ -263,10 +260,12 @@ export function stagehandRoutes(deps: StagehandRouteDeps): Hono<Env> {
       const options = (body.value as { options?: { timeout?: number } }).options;
       const timeoutMs = options?.timeout ?? deps.requestTimeoutMs ?? 120_000;
       const headerKey = c.req.header('x-model-api-key');
+      // The SDK's `serverCache: false` (on the instance or the call).
+      const serverCache = c.req.header('browserbase-cache-bypass') !== 'true';
       return respond(
         c.req.header('x-stream-response') === 'true',
         (emit) => {
-          const env: CallEnv = { session: s, page, deps, headerKey, emit };
+          const env: CallEnv = { session: s, page, deps, headerKey, serverCache, emit };
           return registry.using(s, () =>
             withDeadline(timeoutMs, () =>
               (run as (e: CallEnv, b: unknown) => Promise<unknown>)(env, body.value),

@@ -10,6 +10,8 @@ export interface LogLine {
 
 export interface Emitter {
   log(line: LogLine): void;
+  /** The call was answered from the server's cache (true) or not (false): the SDK's `cacheStatus`. */
+  cacheStatus(hit: boolean): void;
   /** Aborted when the client goes away. */
   signal: AbortSignal;
 }
@@ -26,8 +28,11 @@ export const sseChunk = (event: Record<string, unknown>) =>
   `data: ${JSON.stringify({ id: randomUUID(), ...event })}\n\n`;
 
 export const logEvent = (message: LogLine) => sseChunk({ type: 'log', data: { status: 'running', message } });
-export const finishedEvent = (result: unknown) =>
-  sseChunk({ type: 'system', data: { status: 'finished', result: result ?? null } });
+export const finishedEvent = (result: unknown, cacheHit?: boolean) =>
+  sseChunk({
+    type: 'system',
+    data: { status: 'finished', result: result ?? null, ...(cacheHit !== undefined ? { cacheHit } : {}) },
+  });
 export const errorEvent = (f: Failure) =>
   sseChunk({ type: 'system', data: { status: 'error', error: f.message, kind: f.kind } });
 
@@ -60,10 +65,17 @@ export function respond(
   const held: string[] = [sseChunk({ type: 'system', data: { status: 'starting' } })];
   let live: ((chunk: string) => void) | undefined;
   const write = (chunk: string) => (live ? live(chunk) : held.push(chunk));
+  let cacheHit: boolean | undefined;
   const finished = (async () => {
     try {
-      const result = await work({ log: (l) => write(logEvent(l)), signal: controller.signal });
-      write(finishedEvent(result));
+      const result = await work({
+        log: (l) => write(logEvent(l)),
+        cacheStatus: (hit) => {
+          cacheHit = hit;
+        },
+        signal: controller.signal,
+      });
+      write(finishedEvent(result, cacheHit));
     } catch (err) {
       write(errorEvent(toFailure(err)));
     }
@@ -102,9 +114,19 @@ async function respondJson(
   toFailure: (err: unknown) => Failure,
   signal: AbortSignal,
 ): Promise<Response> {
+  let cacheHit: boolean | undefined;
   try {
-    const result = await work({ log: () => undefined, signal });
-    return Response.json({ success: true, data: { result: result ?? null } });
+    const result = await work({
+      log: () => undefined,
+      cacheStatus: (hit) => {
+        cacheHit = hit;
+      },
+      signal,
+    });
+    return Response.json(
+      { success: true, data: { result: result ?? null } },
+      cacheHit === undefined ? {} : { headers: { 'browserbase-cache-status': cacheHit ? 'HIT' : 'MISS' } },
+    );
   } catch (err) {
     const f = toFailure(err);
     return Response.json(
