@@ -63,14 +63,17 @@ export async function modelFor(req: OpRequest, deps: OpDeps): Promise<LlmClient 
   const fallback = env.BROWSERFN_FALLBACK_MODEL
     ? resolveModelConfig({ model: env.BROWSERFN_FALLBACK_MODEL }, env)
     : undefined;
+  // A URL the caller chose is held to the guard on every connection; the operator's own is not.
+  const guard = extra.baseURL ? deps.policy : undefined;
   const key = createHash('sha256')
-    .update(JSON.stringify([config, fallback ?? null]))
+    .update(JSON.stringify([config, fallback ?? null, guard ?? null]))
     .digest('base64');
   const known = clientsOf(deps);
   const client =
     known.get(key) ??
     createLlmClient(config, {
       ...(fallback ? { fallback } : {}),
+      ...(guard ? { guard } : {}),
       ...(deps.log ? { log: deps.log } : {}),
     });
   // Most recently used last, so the oldest is the one let go.

@@ -162,6 +162,23 @@ const blocked = (url: string, rule: string, detail: string): GuardVerdict => ({
 });
 
 /**
+ * Why `host:port`, resolved to `ip`, is off limits (the rule), or undefined when it may be reached.
+ * allowPrivate opens the operator's own network, never the cloud metadata service: that one has to
+ * be named in the allow-list on purpose.
+ */
+export function addressRefused(
+  policy: GuardPolicy,
+  host: string,
+  port: string,
+  ip: string,
+): string | undefined {
+  const c = classifyAddress(ip);
+  if (!c.blocked || isAllowed(policy, host, port, ip)) return undefined;
+  if (policy.allowPrivate && !isMetadata(ip)) return undefined;
+  return c.rule!;
+}
+
+/**
  * May a page load this URL? Canonicalises the host the way the browser will (WHATWG URL turns
  * `2130706433`, `0x7f.1` and `0177.0.0.1` into 127.0.0.1), checks IP literals directly, resolves
  * names and refuses if any address they resolve to is off limits.
@@ -183,14 +200,7 @@ export async function checkUrl(
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
   if (isAllowed(policy, host, port) || isAllowedPage(policy, url)) return { ok: true };
-  // allowPrivate opens the operator's own network, never the cloud metadata service: that one
-  // has to be named in the allow-list on purpose.
-  const refused = (ip: string) => {
-    const c = classifyAddress(ip);
-    if (!c.blocked || isAllowed(policy, host, port, ip)) return undefined;
-    if (policy.allowPrivate && !isMetadata(ip)) return undefined;
-    return c.rule!;
-  };
+  const refused = (ip: string) => addressRefused(policy, host, port, ip);
   if (ipaddr.isValid(host)) {
     const rule = refused(host);
     return rule ? blocked(input, rule, ` (${host})`) : { ok: true };

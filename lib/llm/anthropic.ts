@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { toLlmError } from './errors.ts';
+import type { ModelFetch } from './transport.ts';
 import type { ChatMessage, ModelConfig, ProviderCall, ProviderReply } from './types.ts';
 
 type Block = Anthropic.Messages.TextBlockParam | Anthropic.Messages.ImageBlockParam;
@@ -19,11 +20,12 @@ function content(m: ChatMessage): string | Block[] {
  * and the model must call that tool. The system prompt is the static part of every op's prompt,
  * so it is marked for prompt caching; page content goes in the messages after it.
  */
-export function anthropicCall(config: ModelConfig): ProviderCall {
+export function anthropicCall(config: ModelConfig, http: ModelFetch): ProviderCall {
   const client = new Anthropic({
     apiKey: config.apiKey ?? 'not-needed',
     ...(config.baseURL ? { baseURL: config.baseURL } : {}),
     maxRetries: 0,
+    fetch: http,
   });
   const label = `anthropic/${config.model}`;
   return async (req, wire, signal, timeoutMs): Promise<ProviderReply> => {

@@ -1,10 +1,12 @@
 import type { z } from 'zod';
+import type { GuardPolicy } from '../browser/guard-policy.ts';
 import { anthropicCall } from './anthropic.ts';
 import { abortedError, toLlmError } from './errors.ts';
 import { firstJsonObject, restoreAbsent, toWireSchema } from './json-schema.ts';
 import { openAiCall } from './openai.ts';
 import { costOf } from './pricing.ts';
 import { isRetryable, withRetry } from './retry.ts';
+import { modelFetch } from './transport.ts';
 import {
   addUsage,
   type ChatMessage,
@@ -29,8 +31,19 @@ const BACKOFF_CAP_MS = 20_000;
 const REPAIR_ECHO_CHARS = 4000;
 
 const nameOf = (c: ModelConfig) => `${c.provider}/${c.model}`;
-const callFor = (c: ModelConfig): ProviderCall =>
-  c.provider === 'anthropic' ? anthropicCall(c) : openAiCall(c);
+const callFor = (c: ModelConfig, guard: GuardPolicy | undefined): ProviderCall => {
+  const port = c.baseURL ? portOf(c.baseURL) : undefined;
+  const http = modelFetch(guard && port ? { guard: { policy: guard, port } } : {});
+  return c.provider === 'anthropic' ? anthropicCall(c, http) : openAiCall(c, http);
+};
+const portOf = (url: string) => {
+  try {
+    const u = new URL(url);
+    return u.port || (u.protocol === 'https:' ? '443' : '80');
+  } catch {
+    return undefined;
+  }
+};
 // Both providers accept only these characters in a schema / tool name.
 const wireName = (name: string) => name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'answer';
 
@@ -88,9 +101,10 @@ class Client implements LlmClient {
     private readonly config: ModelConfig,
     private readonly fallback: ModelConfig | undefined,
     private readonly log: LlmLog | undefined,
+    guard?: GuardPolicy,
   ) {
     this.model = nameOf(config);
-    this.call = callFor(config);
+    this.call = callFor(config, guard);
   }
 
   /** One request with retries; the tokens of every reply received are added to `total`. */
@@ -187,7 +201,12 @@ class Client implements LlmClient {
 /** A model client with timeouts, retries with backoff, one repair round, usage + cost, and an optional fallback. */
 export function createLlmClient(
   config: ModelConfig,
-  opts: { fallback?: ModelConfig; log?: LlmLog } = {},
+  opts: {
+    fallback?: ModelConfig;
+    log?: LlmLog;
+    /** The caller chose this model's URL: hold every connection it makes to the network guard. */
+    guard?: GuardPolicy;
+  } = {},
 ): LlmClient {
-  return new Client(config, opts.fallback, opts.log);
+  return new Client(config, opts.fallback, opts.log, opts.guard);
 }

@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { parseRetryAfter } from './retry.ts';
+import { ModelUrlBlockedError } from './transport.ts';
 import { LlmError } from './types.ts';
 
 const isTimeout = (e: unknown) =>
@@ -12,6 +13,13 @@ const isAbort = (e: unknown) =>
 const isConnection = (e: unknown) =>
   e instanceof OpenAI.APIConnectionError || e instanceof Anthropic.APIConnectionError;
 
+/** A guard refusal somewhere in the error's cause chain (the SDKs wrap what their fetch threw). */
+function blockedCause(err: unknown): ModelUrlBlockedError | undefined {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++)
+    if (e instanceof ModelUrlBlockedError) return e;
+  return undefined;
+}
+
 /** The error a caller's own abort becomes: never retried, never sent to the fallback model. */
 export const abortedError = (model: string) =>
   new LlmError('timeout', `${model}: the call was cancelled by the caller`);
@@ -22,6 +30,9 @@ export const abortedError = (model: string) =>
  */
 export function toLlmError(err: unknown, model: string): LlmError {
   if (err instanceof LlmError) return err;
+  const blocked = blockedCause(err);
+  if (blocked)
+    return new LlmError('bad_request', `${model}: blocked by the network guard: ${blocked.message}`);
   if (isTimeout(err)) return new LlmError('timeout', `${model}: no answer within the time limit`);
   if (isAbort(err)) return abortedError(model);
   if (isConnection(err)) return new LlmError('network', `${model}: could not reach the provider`);
@@ -32,6 +43,12 @@ export function toLlmError(err: unknown, model: string): LlmError {
     return new LlmError('rate_limit', `${model}: rate limited (429)`, 429, parseRetryAfter(headers));
   if (status === 401 || status === 403)
     return new LlmError('auth', `${model}: the API key was refused (${status})`, status);
+  if (status !== undefined && status >= 300 && status < 400)
+    return new LlmError(
+      'bad_request',
+      `${model}: the model URL answered with a redirect (${status}), and model calls do not follow redirects: give the final URL as baseURL`,
+      status,
+    );
   if (status === 408) return new LlmError('timeout', `${model}: the provider timed out (408)`, 408);
   if (status !== undefined && status >= 500)
     return new LlmError('server', `${model}: provider error ${status}`, status, parseRetryAfter(headers));

@@ -7,6 +7,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import { toLlmError } from './errors.ts';
 import { firstJsonObject } from './json-schema.ts';
+import type { ModelFetch } from './transport.ts';
 import type { ChatMessage, ModelConfig, ProviderCall, ProviderReply, StructuredRequest } from './types.ts';
 import { LlmError } from './types.ts';
 
@@ -59,11 +60,12 @@ const textOnly = new Set<string>();
  * refuses `json_schema` (400) or ignores it (answers prose) is asked again with the schema in the
  * prompt, and from then on always that way: the server will not learn json_schema mid-run.
  */
-export function openAiCall(config: ModelConfig): ProviderCall {
+export function openAiCall(config: ModelConfig, http: ModelFetch): ProviderCall {
   const client = new OpenAI({
     apiKey: config.apiKey ?? 'not-needed',
     ...(config.baseURL ? { baseURL: config.baseURL } : {}),
     maxRetries: 0,
+    fetch: http,
   });
   const label = `${config.provider}/${config.model}`;
   const compatible = config.provider === 'openai-compatible';

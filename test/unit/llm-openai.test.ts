@@ -271,3 +271,51 @@ describe('OpenAI-compatible servers', () => {
     expect(llm.requests).toHaveLength(3);
   });
 });
+
+describe('model calls over HTTP', () => {
+  const policy = { allowPrivate: false, allowHosts: [] };
+  const sameOrigin = () => llm.openaiBaseURL.replace('127.0.0.1', 'localhost');
+  const port = () => new URL(llm.url).port;
+
+  it('never follows a redirect, with either SDK, and says what to do about it', async () => {
+    const other = await startScriptedModel();
+    try {
+      other.setHandler(() => ({ json: { elementId: 9, reason: 'elsewhere' } }));
+      for (const config of [openai(), anthropic()]) {
+        llm.requests.length = 0;
+        llm.push({ status: 307, body: {}, headers: { location: `${other.url}/elsewhere` } });
+        const err = await failure(createLlmClient(config).generate(ask));
+        expect(err).toMatchObject({ kind: 'bad_request', status: 307 });
+        expect(err.message).toContain('do not follow redirects');
+        // Not retried either: a redirect will not go away by asking again.
+        expect(llm.requests).toHaveLength(1);
+      }
+      expect(other.requests).toHaveLength(0);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('holds a caller-chosen URL to the guard at connect time: a name resolving to loopback gets no request', async () => {
+    // localhost resolves from /etc/hosts: no query leaves the machine, and nothing is sent.
+    const guarded = createLlmClient(openai({ baseURL: sameOrigin(), maxRetries: 2 }), { guard: policy });
+    const err = await failure(guarded.generate(ask));
+    expect(err.kind).toBe('bad_request');
+    expect(err.message).toMatch(
+      /blocked by the network guard: localhost resolves to (127\.0\.0\.1|::1) \(loopback/,
+    );
+    expect(llm.requests).toHaveLength(0);
+  });
+
+  it('lets a guarded URL through when the operator allows that host and port, and leaves the operator’s own URL alone', async () => {
+    llm.setHandler(() => ({ json: { elementId: 2, reason: 'allowed' } }));
+    const allowed = { allowPrivate: false, allowHosts: [`localhost:${port()}`] };
+    const viaAllowed = await createLlmClient(openai({ baseURL: sameOrigin() }), { guard: allowed }).generate(
+      ask,
+    );
+    expect(viaAllowed.value).toEqual({ elementId: 2, reason: 'allowed' });
+    const unguarded = await createLlmClient(openai({ baseURL: sameOrigin() })).generate(ask);
+    expect(unguarded.value).toEqual({ elementId: 2, reason: 'allowed' });
+    expect(llm.requests).toHaveLength(2);
+  });
+});
