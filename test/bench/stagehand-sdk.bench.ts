@@ -8,7 +8,8 @@
  * own `stagehand.metrics` deltas (the model server's usage reports, counted with o200k_base).
  * browserfn runs without its action cache, so repeated runs show the pipeline, not cache hits. Act
  * and observe each come twice: phrased so browserfn's matcher answers alone ("plain"), and phrased
- * so that it must ask the model ("model").
+ * so that it must ask the model ("model"). BENCH_RUNS (8) runs are measured after BENCH_WARMUP (1);
+ * BENCH_SAMPLES=1 prints every sample.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -19,7 +20,7 @@ import { chromiumArgs, embeddedExecutablePath } from '../../lib/browser/launch.t
 import { percentile, round, table } from './lib/report.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 8);
-const WARMUP = 1;
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 1);
 
 /** Starts a helper process and reads the one line it prints when ready. */
 async function child(script: string, args: string[], env: NodeJS.ProcessEnv) {
