@@ -25,6 +25,27 @@ export interface ModelChoiceInput {
 }
 
 type Env = Record<string, string | undefined>;
+
+/** Where each provider's SDK sends requests when no base URL is set. */
+const PROVIDER_URL: Record<Provider, string | undefined> = {
+  openai: 'https://api.openai.com/v1',
+  anthropic: 'https://api.anthropic.com',
+  'openai-compatible': undefined,
+};
+
+/** The same endpoint, written either way (case of scheme and host, a trailing slash, a default port). */
+function sameEndpoint(a: string, b: string): boolean {
+  const norm = (u: string) => {
+    try {
+      const url = new URL(u);
+      return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
+    } catch {
+      return undefined;
+    }
+  };
+  const [x, y] = [norm(a), norm(b)];
+  return x !== undefined && x === y;
+}
 const nonEmpty = (v: string | undefined) => (v?.trim() ? v.trim() : undefined);
 const providerOf = (name: string) => PROVIDERS.find((p) => name.startsWith(`${p}/`));
 
@@ -54,10 +75,18 @@ export function resolveModelConfig(
     anthropic: { key: env.ANTHROPIC_API_KEY, url: env.ANTHROPIC_BASE_URL },
     'openai-compatible': { key: undefined, url: undefined },
   }[provider];
+  // A key of the server's goes only to the endpoint it was configured for. A URL the caller names
+  // gets the caller's key or none: ours would be handed to whoever runs that URL.
+  const callerUrl = nonEmpty(choice?.baseURL);
+  const serverKey = (key: string | undefined, home: string | undefined) =>
+    !callerUrl || (home !== undefined && sameEndpoint(callerUrl, home)) ? nonEmpty(key) : undefined;
+  const ownHome = nonEmpty(own.url) ?? PROVIDER_URL[provider];
   const apiKey =
     nonEmpty(choice?.apiKey) ??
-    (generic ? nonEmpty(env.BROWSERFN_MODEL_API_KEY) : undefined) ??
-    nonEmpty(own.key);
+    (generic
+      ? serverKey(env.BROWSERFN_MODEL_API_KEY, nonEmpty(env.BROWSERFN_MODEL_BASE_URL) ?? ownHome)
+      : undefined) ??
+    serverKey(own.key, ownHome);
   const baseURL =
     nonEmpty(choice?.baseURL) ??
     (generic ? nonEmpty(env.BROWSERFN_MODEL_BASE_URL) : undefined) ??

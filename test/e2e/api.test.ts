@@ -19,16 +19,26 @@ let llm: ScriptedModel;
 let base: string;
 let server: ServerType;
 let cacheRoot: string;
+/** A second model endpoint, as a caller-named `model.baseURL` would be (allowed by the guard here). */
+let elsewhere: ScriptedModel;
 
 beforeAll(async () => {
-  [browser, site, llm] = await Promise.all([startBrowser(), startFixtureServer(), startScriptedModel()]);
+  [browser, site, llm, elsewhere] = await Promise.all([
+    startBrowser(),
+    startFixtureServer(),
+    startScriptedModel(),
+    startScriptedModel(),
+  ]);
   cacheRoot = await mkdtemp(join(tmpdir(), 'bfn-api-cache-'));
   const app = createApp({
     keys: new Map([
       ['key-a', 'tenant-a'],
       ['key-b', 'tenant-b'],
     ]),
-    policy: { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] },
+    policy: {
+      allowPrivate: false,
+      allowHosts: [`127.0.0.1:${site.port}`, `127.0.0.1:${new URL(elsewhere.url).port}`],
+    },
     browser: async () => browser,
     env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: llm.openaiBaseURL },
     maxBodyBytes: 64 * 1024,
@@ -42,6 +52,7 @@ afterAll(async () => {
   await browser?.close();
   await site?.close();
   await llm?.close();
+  await elsewhere?.close();
   await rm(cacheRoot, { recursive: true, force: true });
 });
 
@@ -206,6 +217,27 @@ describe('HTTP API over real HTTP', () => {
     });
     expect(res.status).toBe(403);
     expect((await res.json()).error.message).toMatch(/^model\.baseURL: .*169\.254\.169\.254/);
+  });
+
+  it('never hands the server’s model key to a model URL the caller names', async () => {
+    elsewhere.setHandler((r) => ({
+      json: {
+        elementId: idInPrompt(r.text, 'button', 'Sign in'),
+        method: 'click',
+        arguments: [],
+        twoStep: false,
+        reason: 'it',
+      },
+    }));
+    const res = await post('/v1/act', {
+      url: `${site.url}/login.html`,
+      instruction: 'log me in',
+      model: { name: 'openai/gpt-4.1-mini', baseURL: elsewhere.openaiBaseURL },
+    });
+    expect(res.status).toBe(200);
+    expect((await res.json()).resolvedBy).toBe('llm');
+    expect(elsewhere.requests).toHaveLength(1);
+    expect(elsewhere.requests[0]!.headers.authorization).not.toContain('sk-test');
   });
 
   it('serves /healthz and an OpenAPI document generated from the same schemas', async () => {

@@ -110,6 +110,43 @@ describe('model names and configuration', () => {
     ).toMatchObject({ apiKey: 'b' });
   });
 
+  it('never sends a server key to a URL the caller names, only to the endpoint it was set up for', () => {
+    const env = {
+      OPENAI_API_KEY: 'sk-server',
+      ANTHROPIC_API_KEY: 'ant-server',
+      BROWSERFN_MODEL: 'openai-compatible/llama',
+      BROWSERFN_MODEL_BASE_URL: 'http://models.internal:8000/v1',
+      BROWSERFN_MODEL_API_KEY: 'generic-server',
+    };
+    for (const model of ['openai/gpt-4.1-mini', 'anthropic/claude-haiku-4-5', 'openai-compatible/llama']) {
+      const config = resolveModelConfig({ model, baseURL: 'https://collector.test/v1' }, env);
+      expect(config?.baseURL).toBe('https://collector.test/v1');
+      expect(config?.apiKey).toBeUndefined();
+    }
+    // The caller's own key goes with the caller's URL.
+    expect(
+      resolveModelConfig(
+        { model: 'openai/gpt-4.1-mini', baseURL: 'https://collector.test/v1', apiKey: 'mine' },
+        env,
+      )?.apiKey,
+    ).toBe('mine');
+    // Naming the very endpoint a key is for (written another way) still uses that key.
+    expect(
+      resolveModelConfig({ model: 'openai/gpt-4.1-mini', baseURL: 'HTTPS://api.openai.com:443/v1/' }, env)
+        ?.apiKey,
+    ).toBe('sk-server');
+    expect(
+      resolveModelConfig({ model: 'openai-compatible/llama', baseURL: 'http://models.internal:8000/v1' }, env)
+        ?.apiKey,
+    ).toBe('generic-server');
+    expect(
+      resolveModelConfig(
+        { model: 'openai/gpt-4.1-mini', baseURL: 'https://proxy.example/v1' },
+        { OPENAI_API_KEY: 'o', OPENAI_BASE_URL: 'https://proxy.example/v1' },
+      )?.apiKey,
+    ).toBe('o');
+  });
+
   it('says what is missing for a named model', () => {
     expect(() => resolveModelConfig({ model: 'openai/gpt-4.1' }, {})).toThrow(/OPENAI_API_KEY/);
     expect(() => resolveModelConfig({ model: 'anthropic/claude-haiku-4-5' }, {})).toThrow(
