@@ -21,6 +21,7 @@ import {
   ObserveResponse,
 } from './schemas.ts';
 import type { StagehandService } from './stagehand/index.ts';
+import { DEFAULT_CALLS_PER_TENANT, TenantGate } from './tenant-gate.ts';
 
 export interface AppDeps extends OpDeps, Pick<AgentRouteDeps, 'agentStores'> {
   keys: KeyRing;
@@ -32,7 +33,12 @@ export interface AppDeps extends OpDeps, Pick<AgentRouteDeps, 'agentStores'> {
   stagehand?: StagehandService;
   /** The runs API (/v1/runs…); absent: those routes answer 404. */
   runs?: RunsApiDeps;
+  /** act / observe / extract / agent calls one key may have in progress (default 8). */
+  maxCallsPerTenant?: number;
 }
+
+/** The calls that open a page and hold it until they answer. */
+const PAGE_CALLS = new Set(['/v1/act', '/v1/observe', '/v1/extract', '/v1/agent']);
 
 type Env = { Variables: { tenant: string } };
 
@@ -53,6 +59,10 @@ const errorResponses = {
   401: { description: 'missing or unknown API key', content: { 'application/json': { schema: ErrorBody } } },
   405: { description: 'wrong HTTP method', content: { 'application/json': { schema: ErrorBody } } },
   413: { description: 'body too large', content: { 'application/json': { schema: ErrorBody } } },
+  429: {
+    description: 'this API key already has its most calls in progress (limit, retryable; Retry-After)',
+    content: { 'application/json': { schema: ErrorBody } },
+  },
   403: {
     description: 'URL (or a navigation of the page after it loaded) blocked by the network guard',
     content: { 'application/json': { schema: ErrorBody } },
@@ -192,6 +202,29 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
       ),
     ),
   );
+  const gate = new TenantGate(deps.maxCallsPerTenant ?? DEFAULT_CALLS_PER_TENANT);
+  app.use('/v1/*', async (c, next) => {
+    if (c.req.method !== 'POST' || !PAGE_CALLS.has(c.req.path)) return next();
+    const tenant = c.get('tenant');
+    const leave = gate.enter(tenant);
+    if (!leave)
+      return c.json(
+        {
+          error: {
+            kind: 'limit',
+            message: `this API key already has ${gate.perTenant} call${gate.perTenant === 1 ? '' : 's'} in progress, the most one key may have at once (BROWSERFN_MAX_CALLS_PER_KEY); send this one again when one of them has answered`,
+            retryable: true,
+          },
+        },
+        429,
+        { 'retry-after': '1' },
+      );
+    try {
+      await next();
+    } finally {
+      leave();
+    }
+  });
   app.onError((err, c) => {
     const { status, body } = toErrorResponse(err);
     if (status >= 500)

@@ -78,6 +78,9 @@ export async function startServer(options: ServeOptions = {}) {
     log,
     stagehand,
     runs,
+    ...(Number(env.BROWSERFN_MAX_CALLS_PER_KEY) > 0
+      ? { maxCallsPerTenant: Number(env.BROWSERFN_MAX_CALLS_PER_KEY) }
+      : {}),
   });
   // Warm the browser while the first caller is still typing.
   void browser().catch((err) => print(`browser failed to start: ${(err as Error).message}`));

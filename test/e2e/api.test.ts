@@ -182,6 +182,46 @@ describe('HTTP API over real HTTP', () => {
     expect((await res.json()).error.message).toMatch(/^model: /);
   });
 
+  it('holds each key to its share of calls at once: the next one is a 429 naming the limit, other keys go on', async () => {
+    const sharedApp = createApp({
+      keys: new Map([
+        ['k1', 't1'],
+        ['k2', 't2'],
+      ]),
+      policy: { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] },
+      browser: async () => browser,
+      env: {},
+      maxCallsPerTenant: 1,
+    });
+    const observe = (key: string, url: string) =>
+      sharedApp.request('/v1/observe', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url, instruction: 'the Sign in button' }),
+      });
+    const slow = observe('k1', `${site.url}/slow?ms=1500`);
+    await new Promise((r) => setTimeout(r, 200));
+    const refused = await observe('k1', `${site.url}/login.html`);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    const body = await refused.json();
+    expect(body.error).toMatchObject({ kind: 'limit', retryable: true });
+    expect(body.error.message).toContain('already has 1 call in progress');
+    // Another key is not held back by the first one's calls.
+    expect((await observe('k2', `${site.url}/login.html`)).status).toBe(200);
+    await slow;
+    // The slot is given back when a call answers, and when it fails.
+    const bad = await sharedApp.request('/v1/observe', {
+      method: 'POST',
+      headers: { authorization: 'Bearer k1', 'content-type': 'application/json' },
+      body: '{"url": 5}',
+    });
+    expect(bad.status).toBe(400);
+    const again = await observe('k1', `${site.url}/login.html`);
+    expect(again.status).toBe(200);
+    expect((await again.json()).elements[0].name).toBe('Sign in');
+  });
+
   it('answers 504 when a request outlives its deadline, and frees the page', async () => {
     const slowApp = createApp({
       keys: new Map([['k', 't']]),

@@ -1,0 +1,33 @@
+/**
+ * How many page-opening calls each API key may have in progress at once. Every such call holds
+ * a browser context until it answers; without a cap, one caller's burst takes the machine's
+ * memory and CPU from every other tenant. Counting only (no queue): a caller over its share is
+ * told at once and retries, rather than waiting in a line it cannot see.
+ */
+export class TenantGate {
+  private readonly inFlight = new Map<string, number>();
+
+  constructor(readonly perTenant: number) {}
+
+  /** A release function if the tenant is under its share (call it exactly once), else undefined. */
+  enter(tenant: string): (() => void) | undefined {
+    const now = this.inFlight.get(tenant) ?? 0;
+    if (now >= this.perTenant) return undefined;
+    this.inFlight.set(tenant, now + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.inFlight.get(tenant) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(tenant, left);
+      else this.inFlight.delete(tenant);
+    };
+  }
+
+  active(tenant: string): number {
+    return this.inFlight.get(tenant) ?? 0;
+  }
+}
+
+/** The default share per key: a few pages at once each, on a machine several keys share. */
+export const DEFAULT_CALLS_PER_TENANT = 8;
