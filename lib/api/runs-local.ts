@@ -6,7 +6,7 @@ import type { Browser } from 'playwright-core';
 import type { GuardPolicy } from '../browser/guard-policy.ts';
 import { agentSliceRunner } from '../runs/agent-slice-binding.ts';
 import { runHandlers } from '../runs/handlers.ts';
-import { abortLocalRun, isLocalRunActive, startLocalRun } from '../runs/local-runner.ts';
+import { abortLocalRun, activeLocalRuns, isLocalRunActive, startLocalRun } from '../runs/local-runner.ts';
 import type { EvidenceStore, RunStore } from '../store/ports.ts';
 import { modelFor } from './run-op.ts';
 import type { RunsApiDeps } from './runs.ts';
@@ -17,6 +17,8 @@ export interface LocalRunsOptions {
   browser: () => Promise<Browser>;
   policy: GuardPolicy;
   env?: NodeJS.ProcessEnv;
+  /** Runs in progress per key, and samples at once per run (RunsApiDeps.limits); none by default. */
+  limits?: RunsApiDeps['limits'];
   log?: (e: { level: 'debug' | 'info' | 'warn'; msg: string; [k: string]: unknown }) => void;
 }
 
@@ -49,6 +51,8 @@ export function localRunsApi(o: LocalRunsOptions): RunsApiDeps {
       });
     },
     isActive: async (tenant, runId) => isLocalRunActive(tenant, runId),
+    activeRuns: async (tenant) => activeLocalRuns(tenant),
+    ...(o.limits ? { limits: o.limits } : {}),
     stop: async (tenant, runId) => {
       // The merged files then show what was finished when the run was cancelled.
       if (abortLocalRun(tenant, runId)) await handlers.merge({ tenant, runId });

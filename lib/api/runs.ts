@@ -29,6 +29,31 @@ export interface RunsApiDeps {
   /** Stops a running execution, if this deployment can (the run is marked cancelled either way). */
   stop?(tenant: string, runId: string): Promise<void>;
   items?: ItemsLocation;
+  /**
+   * What one key may ask of this deployment (the Node server, where every run shares one machine):
+   * runs in progress at once (a further start or resume is a 429), and samples at once per run.
+   */
+  limits?: { runsPerTenant: number; concurrency: number };
+  /** The key's runs in progress here, for `limits.runsPerTenant`. */
+  activeRuns?(tenant: string): Promise<number>;
+}
+
+/** A 429 when the key already has its most runs in progress here, else undefined. */
+async function overRunLimit(c: Context<Env>, deps: RunsApiDeps) {
+  const most = deps.limits?.runsPerTenant;
+  if (!most || !deps.activeRuns) return undefined;
+  if ((await deps.activeRuns(c.get('tenant'))) < most) return undefined;
+  return c.json(
+    {
+      error: {
+        kind: 'limit',
+        message: `this API key already has ${most} run${most === 1 ? '' : 's'} in progress, the most one key may have at once (BROWSERFN_MAX_RUNS_PER_KEY); start this one when one of them has finished or been cancelled`,
+        retryable: true,
+      },
+    },
+    429,
+    { 'retry-after': '30' },
+  );
 }
 
 type Env = { Variables: { tenant: string } };
@@ -180,6 +205,18 @@ export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
       if (err instanceof SamplesError) return invalid(c, err.message, 'samples');
       throw err;
     }
+    const most = deps.limits?.concurrency;
+    const asked = 'prompt' in start ? parsed.data.concurrency : start.spec.concurrency;
+    if (most && asked !== undefined && asked > most) {
+      const path = 'prompt' in start || parsed.data.concurrency ? 'concurrency' : 'spec.concurrency';
+      return invalid(
+        c,
+        `${path}: at most ${most} samples at once on this server (BROWSERFN_RUN_MAX_CONCURRENCY), got ${asked}`,
+        path,
+      );
+    }
+    const busy = await overRunLimit(c, deps);
+    if (busy) return busy;
     const tenant = c.get('tenant');
     const input = await createRun(
       runStore,
@@ -287,6 +324,8 @@ export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
     if (!(await runStore.getRun(tenant, runId))) return notFound(c, runId);
     if (await deps.isActive?.(tenant, runId))
       return c.json({ error: { kind: 'conflict', message: `run ${runId} is still running` } }, 409);
+    const busy = await overRunLimit(c, deps);
+    if (busy) return busy;
     try {
       const input = await resumeInput(runStore, evidence, tenant, runId, {}, deps.items);
       const refused = await launchOrAnswer(c, deps, input);

@@ -12,6 +12,11 @@ import { closeSharedDebuggableBrowser, sharedDebuggableBrowser } from './stageha
 import { createStagehandService } from './stagehand/index.ts';
 import { localTenantCaches } from './tenant-caches.ts';
 
+/** Runs one key may have in progress on this server, and samples at once per run (defaults). */
+const DEFAULT_RUNS_PER_KEY = 3;
+const DEFAULT_RUN_CONCURRENCY = 8;
+const positive = (v: string | undefined) => (Number(v) > 0 ? Math.floor(Number(v)) : undefined);
+
 export interface ServeOptions {
   port?: number;
   host?: string;
@@ -67,7 +72,17 @@ export async function startServer(options: ServeOptions = {}) {
   // proxy), the stateless API only its contexts.
   const browser = async () => (await sharedDebuggableBrowser()).browser;
   const stores = storesFromEnv();
-  const runs = localRunsApi({ runStore: stores.runs, evidence: stores.evidence, browser, policy, log });
+  const runs = localRunsApi({
+    runStore: stores.runs,
+    evidence: stores.evidence,
+    browser,
+    policy,
+    log,
+    limits: {
+      runsPerTenant: positive(env.BROWSERFN_MAX_RUNS_PER_KEY) ?? DEFAULT_RUNS_PER_KEY,
+      concurrency: positive(env.BROWSERFN_RUN_MAX_CONCURRENCY) ?? DEFAULT_RUN_CONCURRENCY,
+    },
+  });
   const app = createApp({
     keys,
     get policy() {
@@ -78,8 +93,8 @@ export async function startServer(options: ServeOptions = {}) {
     log,
     stagehand,
     runs,
-    ...(Number(env.BROWSERFN_MAX_CALLS_PER_KEY) > 0
-      ? { maxCallsPerTenant: Number(env.BROWSERFN_MAX_CALLS_PER_KEY) }
+    ...(positive(env.BROWSERFN_MAX_CALLS_PER_KEY)
+      ? { maxCallsPerTenant: positive(env.BROWSERFN_MAX_CALLS_PER_KEY)! }
       : {}),
   });
   // Warm the browser while the first caller is still typing.

@@ -99,3 +99,10 @@ export function abortLocalRun(tenant: string, runId: string): boolean {
 export function isLocalRunActive(tenant: string, runId: string): boolean {
   return running.has(`${tenant}\n${runId}`);
 }
+
+/** How many runs of this tenant this process is executing right now. */
+export function activeLocalRuns(tenant: string): number {
+  let n = 0;
+  for (const key of running.keys()) if (key.startsWith(`${tenant}\n`)) n++;
+  return n;
+}

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../lib/api/app.ts';
 import { localRunsApi } from '../../lib/api/runs-local.ts';
 import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
+import { activeLocalRuns } from '../../lib/runs/local-runner.ts';
 import { startBrowser } from '../support/browser.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
@@ -268,6 +269,70 @@ describe('runs API', () => {
     } finally {
       modelDelayMs = 0;
     }
+  });
+
+  it('holds a key to its runs in progress and its samples at once (429 limit / 400 naming the field)', async () => {
+    const policy = { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] };
+    const limited = createApp({
+      keys: new Map([
+        ['key-a', 'tenant-a'],
+        ['key-b', 'tenant-b'],
+      ]),
+      policy,
+      browser: async () => browser,
+      runs: localRunsApi({
+        runStore: stores.runStore,
+        evidence: stores.evidence,
+        browser: async () => browser,
+        policy,
+        env: {
+          OPENAI_API_KEY: 'sk-test',
+          OPENAI_BASE_URL: llm.openaiBaseURL,
+          BROWSERFN_MODEL: 'openai/gpt-4.1-mini',
+        },
+        limits: { runsPerTenant: 1, concurrency: 2 },
+      }),
+    });
+    const start = (body: unknown, key = 'key-a') =>
+      limited.request('/v1/runs', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify(body),
+      });
+    const samples = [{ sample_id: 'lamp', url: `${site.url}/products/desk-lamp.html` }];
+    const tooWide = await start({ spec: { ...spec, concurrency: 3 }, samples });
+    expect(tooWide.status).toBe(400);
+    expect((await tooWide.json()).error.message).toMatch(/^spec\.concurrency: at most 2 samples at once/);
+    const tooWideToo = await start({ spec, samples, concurrency: 5 });
+    expect((await tooWideToo.json()).error.issues[0].path).toBe('concurrency');
+
+    // Runs of the tests before may still be winding down in this process; they count too.
+    for (let i = 0; i < 100 && activeLocalRuns('tenant-a') > 0; i++)
+      await new Promise((r) => setTimeout(r, 50));
+    modelDelayMs = 1500;
+    try {
+      const first = await start({ spec, samples });
+      expect(first.status).toBe(202);
+      const firstId = ((await first.json()) as { runId: string }).runId;
+      const second = await start({ spec, samples });
+      expect(second.status).toBe(429);
+      expect(second.headers.get('retry-after')).toBe('30');
+      const refused = await second.json();
+      expect(refused.error).toMatchObject({ kind: 'limit', retryable: true });
+      expect(refused.error.message).toContain('already has 1 run in progress');
+      // Another key starts its own run meanwhile.
+      const other = await start({ spec, samples }, 'key-b');
+      expect(other.status).toBe(202);
+      const otherId = ((await other.json()) as { runId: string }).runId;
+      await waitFor(firstId, ['done', 'failed']);
+      await waitFor(otherId, ['done', 'failed'], 'key-b');
+    } finally {
+      modelDelayMs = 0;
+    }
+    // The finished run gave its place back.
+    const again = await start({ spec, samples });
+    expect(again.status).toBe(202);
+    await waitFor(((await again.json()) as { runId: string }).runId, ['done', 'failed']);
   });
 
   it('the report opens in Chromium with the rows, counts, screenshots and a working status filter', async () => {
