@@ -19,8 +19,15 @@ beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'bfn-tenants-'));
   // The served cache lives one level down, so a tenant that climbs would show up in `root`.
   await mkdir(join(root, 'srv', 'cache'), { recursive: true });
-  for (const k of ['BROWSERFN_API_KEYS', 'BROWSERFN_ALLOW_HOSTS', 'BROWSERFN_MODEL'])
+  for (const k of [
+    'BROWSERFN_API_KEYS',
+    'BROWSERFN_ALLOW_HOSTS',
+    'BROWSERFN_MODEL',
+    'BROWSERFN_MAX_CALLS_PER_KEY',
+  ])
     saved[k] = process.env[k];
+  // The burst below is one key's 20 calls at once: its share is raised to let them all in.
+  process.env.BROWSERFN_MAX_CALLS_PER_KEY = '20';
   process.env.BROWSERFN_API_KEYS = TENANTS.map((t, i) => `key${i}:${t}`).join(',');
   process.env.BROWSERFN_ALLOW_HOSTS = `127.0.0.1:${site.port}`;
   delete process.env.BROWSERFN_MODEL;
