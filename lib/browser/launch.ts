@@ -89,17 +89,40 @@ export interface LaunchOptions {
   headless?: boolean;
 }
 
+/** Playwright's words for a browser process that went away while it was being started. */
+const diedStarting = (err: unknown) =>
+  /has been closed|browser closed|target closed|process did exit|crash/i.test(
+    err instanceof Error ? err.message : String(err),
+  );
+
 /** The embedded Chromium, or a remote one when `cdpUrl` / `BROWSERFN_CDP_URL` is set. */
 export async function launchBrowser(options: LaunchOptions = {}): Promise<Browser> {
   const cdpUrl = options.cdpUrl ?? process.env.BROWSERFN_CDP_URL;
   if (cdpUrl) return connectCdp(cdpUrl);
+  return launchEmbedded(options.args ?? [], options.headless ?? true);
+}
+
+/**
+ * Starts the embedded Chromium with our flags plus `extraArgs`. One that dies while starting (seen
+ * on a machine short of memory with many browsers starting at once) is started once more before
+ * the failure is reported.
+ */
+export async function launchEmbedded(extraArgs: string[] = [], headless = true): Promise<Browser> {
   const executablePath = await embeddedExecutablePath();
-  return playwright.launch({
-    executablePath,
-    headless: options.headless ?? true,
-    args: [...chromiumArgs(), ...(options.args ?? [])],
-    // Lambda sends SIGTERM on shutdown; we close browsers ourselves.
-    handleSIGINT: false,
-    handleSIGTERM: false,
-  });
+  const launch = () =>
+    playwright.launch({
+      executablePath,
+      headless,
+      args: [...chromiumArgs(), ...extraArgs],
+      // Lambda sends SIGTERM on shutdown; we close browsers ourselves.
+      handleSIGINT: false,
+      handleSIGTERM: false,
+    });
+  try {
+    return await launch();
+  } catch (err) {
+    if (!diedStarting(err)) throw err;
+    await sleep(250);
+    return launch();
+  }
 }

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newJobContext, newPage, saveStorageState } from '../../lib/browser/context.ts';
-import { chromiumArgs } from '../../lib/browser/launch.ts';
+import { chromiumArgs, embeddedExecutablePath, launchBrowser } from '../../lib/browser/launch.ts';
 import { settle } from '../../lib/browser/settle.ts';
 import { readPage } from '../../lib/ops/page-state.ts';
 import { snapshotIfQuiet } from '../../lib/perception/snapshot.ts';
@@ -120,6 +120,38 @@ describe('embedded browser', () => {
       await rm(dir, { recursive: true, force: true });
     }
   }, 90_000);
+
+  it('starts a Chromium that died while starting once more, and reports one that keeps dying', async () => {
+    const real = await embeddedExecutablePath();
+    const dir = await mkdtemp(join(tmpdir(), 'bfn-flaky-'));
+    const tries = join(dir, 'tries');
+    // Exits at once on its first start (as a browser short of memory does), then runs the real one.
+    const script = (failAlways: boolean) =>
+      `#!/bin/sh\necho x >> '${tries}'\n${failAlways ? 'exit 1' : `if [ "$(wc -l < '${tries}')" -lt 2 ]; then exit 1; fi\nexec '${real}' "$@"`}\n`;
+    const saved = process.env.BROWSERFN_CHROMIUM_PATH;
+    const attempts = async () => (await readFile(tries, 'utf8')).trim().split('\n').length;
+    try {
+      await writeFile(join(dir, 'flaky.sh'), script(false), { mode: 0o755 });
+      process.env.BROWSERFN_CHROMIUM_PATH = join(dir, 'flaky.sh');
+      const flaky = await launchBrowser();
+      try {
+        expect(flaky.isConnected()).toBe(true);
+        expect(flaky.version()).toMatch(/^\d+\./);
+      } finally {
+        await flaky.close();
+      }
+      expect(await attempts()).toBe(2);
+      await rm(tries);
+      await writeFile(join(dir, 'dead.sh'), script(true), { mode: 0o755 });
+      process.env.BROWSERFN_CHROMIUM_PATH = join(dir, 'dead.sh');
+      await expect(launchBrowser()).rejects.toThrow();
+      expect(await attempts()).toBe(2);
+    } finally {
+      if (saved === undefined) delete process.env.BROWSERFN_CHROMIUM_PATH;
+      else process.env.BROWSERFN_CHROMIUM_PATH = saved;
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 
   it('serves many isolated contexts from one browser; closing one leaves the others working', async () => {
     const a = await newJobContext(browser);

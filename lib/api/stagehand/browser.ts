@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { type Browser, chromium as playwright } from 'playwright-core';
-import { chromiumArgs, embeddedExecutablePath } from '../../browser/launch.ts';
+import { launchEmbedded } from '../../browser/launch.ts';
 
 /** The embedded Chromium with a CDP WebSocket: Playwright drives it, the CDP proxy dials it. */
 export interface DebuggableBrowser {
@@ -30,18 +30,14 @@ const freePort = () =>
  * guard proxy, which refuses loopback addresses that are not allow-listed.
  */
 export async function launchDebuggableBrowser(): Promise<DebuggableBrowser> {
-  const executablePath = await embeddedExecutablePath();
   let lastError: unknown;
   // The port is picked before Chromium binds it; another process could take it in between.
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
-    const browser = await playwright.launch({
-      executablePath,
-      headless: true,
-      args: [...chromiumArgs(), `--remote-debugging-port=${port}`, '--remote-debugging-address=127.0.0.1'],
-      handleSIGINT: false,
-      handleSIGTERM: false,
-    });
+    const browser = await launchEmbedded([
+      `--remote-debugging-port=${port}`,
+      '--remote-debugging-address=127.0.0.1',
+    ]);
     try {
       const version = (await (await fetch(`http://127.0.0.1:${port}/json/version`)).json()) as {
         webSocketDebuggerUrl?: string;
