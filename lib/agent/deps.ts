@@ -1,4 +1,5 @@
 import type { Page } from 'playwright-core';
+import type { OnThrottle } from '../browser/navigate.ts';
 import type { LlmClient } from '../llm/types.ts';
 import type { EvidenceStore, RunStore } from '../store/ports.ts';
 import type { StepRecord } from './state.ts';
@@ -17,6 +18,8 @@ export interface AgentDeps {
   newPage: () => Promise<{ page: Page; close(): Promise<void> }>;
   /** Checks a navigation target against the network guard (throws when it is not allowed). */
   checkNavigation?: (url: string) => Promise<void>;
+  /** The start page answered "too many requests": pause the host and wait (a run's shared buckets). */
+  onThrottle?: OnThrottle;
   /** Secrets: the model sees `%name%`, the page gets the value. Never stored, logged or sent. */
   variables?: Record<string, string>;
   log?: (event: AgentLogEvent) => void;

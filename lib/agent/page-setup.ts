@@ -3,7 +3,7 @@
  * put back, and the page at the URL where the last slice left off.
  */
 import type { BrowserContext, Page } from 'playwright-core';
-import { guardedGoto, pageGone } from '../browser/navigate.ts';
+import { pacedGoto, pageGone } from '../browser/navigate.ts';
 import { settle } from '../browser/settle.ts';
 import { redactText } from '../perception/redact.ts';
 import type { EvidenceStore } from '../store/ports.ts';
@@ -51,10 +51,10 @@ export async function openPage(
       await restoreStorage(handle.page, deps.evidence, state.storageStatePointer);
     // A page handed over already at the URL (an attached session, Stagehand's agentExecute) keeps
     // its state; anything else is brought there.
-    let response: Awaited<ReturnType<typeof guardedGoto>> = null;
+    let response: Awaited<ReturnType<typeof pacedGoto>> = null;
     if (handle.page.url() !== state.url) {
       if (deps.checkNavigation) await deps.checkNavigation(state.url);
-      response = await guardedGoto(handle.page, state.url);
+      response = await pacedGoto(handle.page, state.url, deps.onThrottle);
     }
     await settle(handle.page, { timeoutMs: 3000 });
     const gone = response && pageGone(response.status(), response.url(), handle.page.url());

@@ -28,12 +28,48 @@ export async function blockedBy(response: Response): Promise<string | undefined>
 }
 
 /**
- * Why there is nothing to work on at a URL, or undefined: a 404 or 410 that the page did not
- * navigate away from (a single-page app that serves its shell as a 404 and routes by script does).
- * Working on such a page only turns an error page into data.
+ * Why there is nothing to work on at a URL, or undefined: a 429 (the site refuses to serve us now),
+ * or a 404 or 410 that the page did not navigate away from (a single-page app that serves its shell
+ * as a 404 and routes by script does). Working on such a page only turns an error page into data.
  */
 export function pageGone(status: number, answeredUrl: string, urlNow: string): string | undefined {
+  if (status === 429) return 'the site answered HTTP 429 (too many requests)';
   if (status !== 404 && status !== 410) return undefined;
   if (urlNow !== answeredUrl) return undefined;
   return `the page answered HTTP ${status} (${status === 404 ? 'not found' : 'gone'})`;
+}
+
+/**
+ * Called when a site answers "too many requests": pauses the host for the caller's other workers
+ * and waits out the pause. True when the page may be asked for again now, false when there is no
+ * time left to wait.
+ */
+export type OnThrottle = (url: string, retryAfter: string | undefined) => Promise<boolean>;
+
+/** The site asks us to slow down: a 429, or a 503 that says when to come back. */
+export function throttledBy(
+  status: number,
+  headers: Record<string, string>,
+): { retryAfter?: string } | undefined {
+  const retryAfter = headers['retry-after'];
+  if (status === 429 || (status === 503 && retryAfter !== undefined))
+    return retryAfter !== undefined ? { retryAfter } : {};
+  return undefined;
+}
+
+/** Tries a throttled page again at most this many times in one go. */
+const THROTTLE_RETRIES = 3;
+
+/**
+ * `guardedGoto`, asking again (after `onThrottle` has waited) while the site answers that it is
+ * being asked too often. The last answer is returned whatever it is.
+ */
+export async function pacedGoto(page: Page, url: string, onThrottle?: OnThrottle): Promise<Response | null> {
+  let response = await guardedGoto(page, url);
+  for (let i = 0; i < THROTTLE_RETRIES && onThrottle && response; i++) {
+    const throttle = throttledBy(response.status(), response.headers());
+    if (!throttle || !(await onThrottle(url, throttle.retryAfter))) break;
+    response = await guardedGoto(page, url);
+  }
+  return response;
 }

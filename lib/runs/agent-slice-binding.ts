@@ -6,7 +6,7 @@
  */
 import { runSlice as runAgentSlice } from '../agent/slice.ts';
 import { type AgentState, newAgentState } from '../agent/state.ts';
-import { guardedGoto, pageGone } from '../browser/navigate.ts';
+import { pacedGoto, pageGone } from '../browser/navigate.ts';
 import { settle } from '../browser/settle.ts';
 import { extract } from '../ops/extract.ts';
 import { sampleEvidenceKey } from '../store/keys.ts';
@@ -35,7 +35,7 @@ async function oneStep(state: SliceState, deps: SliceDeps): Promise<SliceState> 
   const { page, close } = await deps.newPage();
   try {
     await deps.checkNavigation?.(state.url);
-    const response = await guardedGoto(page, state.url);
+    const response = await pacedGoto(page, state.url, deps.onThrottle);
     await settle(page);
     const gone = response ? pageGone(response.status(), response.url(), page.url()) : undefined;
     actions.push({ step: 1, action: 'goto', url: state.url, ok: !gone, ...(gone ? { error: gone } : {}) });
@@ -147,6 +147,7 @@ const agentModeRunner: SliceRunner = {
         llm: deps.llm,
         newPage: deps.newPage,
         ...(deps.checkNavigation ? { checkNavigation: deps.checkNavigation } : {}),
+        ...(deps.onThrottle ? { onThrottle: deps.onThrottle } : {}),
         ...(deps.variables ? { variables: deps.variables } : {}),
         ...(deps.log ? { log: deps.log } : {}),
       },

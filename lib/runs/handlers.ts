@@ -3,6 +3,7 @@
  * binds them by state name; functions/agent-slice.ts, functions/merge.ts and functions/plan.ts call
  * the same functions on Lambda. Inputs are validated: they arrive from a state machine.
  */
+
 import { readFile } from 'node:fs/promises';
 import type { Browser } from 'playwright-core';
 import { z } from 'zod';
@@ -13,6 +14,7 @@ import { openSession } from '../browser/session.ts';
 import type { LlmClient } from '../llm/types.ts';
 import { evidenceKey, keySegment } from '../store/keys.ts';
 import type { EvidenceStore, JsonObject, RunStore, SampleStatus } from '../store/ports.ts';
+import { reportThrottle } from '../store/rate-gate.ts';
 import { discoverHandler } from './discover/handler.ts';
 import { manifestedEvidence } from './manifested-evidence.ts';
 import { mergeRun } from './merge.ts';
@@ -26,7 +28,7 @@ import {
   sampleRecords,
 } from './run-records.ts';
 import { isFinal, type SliceDeps, type SliceRunner, type SliceState, taskFromSpec } from './slice-runner.ts';
-import { rateLimitFor, type TaskSpec } from './task-spec.ts';
+import { rateBucketKey, rateLimitFor, type TaskSpec } from './task-spec.ts';
 
 export interface RunDeps {
   runStore: RunStore;
@@ -87,12 +89,45 @@ async function authState(deps: RunDeps, tenant: string, spec: TaskSpec): Promise
   return JSON.parse(Buffer.from(raw).toString('utf8')) as StorageState;
 }
 
+/**
+ * A sample's site said "too many requests": its host's bucket closes for this tenant's workers
+ * until Retry-After (default 5 s, at most 10 min), and this worker waits that out if the slice has
+ * the time; false (the sample then fails, saying so) when it has not.
+ */
+async function throttled(
+  deps: RunDeps,
+  tenant: string,
+  url: string,
+  retryAfter: string | undefined,
+  deadline: number,
+): Promise<boolean> {
+  const host = new URL(url).host.toLowerCase();
+  const reopens = await reportThrottle(deps.runStore, rateBucketKey(tenant, host), retryAfter);
+  deps.log?.({
+    level: 'info',
+    msg: 'site throttled us; host paused',
+    tenant,
+    host,
+    ms: reopens - Date.now(),
+  });
+  // Enough left after the wait to load and read the page again.
+  if (reopens + 10_000 > deadline) return false;
+  await new Promise((r) => setTimeout(r, Math.max(0, reopens - Date.now())));
+  return true;
+}
+
 /** Waits for the per-host token bucket shared by every worker (no limit configured: no wait). */
-async function pace(deps: RunDeps, spec: TaskSpec, url: string, deadline: number): Promise<void> {
+async function pace(
+  deps: RunDeps,
+  tenant: string,
+  spec: TaskSpec,
+  url: string,
+  deadline: number,
+): Promise<void> {
   const limit = rateLimitFor(spec, url);
   if (!limit) return;
   for (;;) {
-    const d = await deps.runStore.takeToken(`host:${limit.host}`, limit, Date.now());
+    const d = await deps.runStore.takeToken(rateBucketKey(tenant, limit.host), limit, Date.now());
     if (d.granted) return;
     if (Date.now() + d.waitMs > deadline)
       throw new Error(`rate limit for ${limit.host} left no time in this slice`);
@@ -190,7 +225,7 @@ export function runHandlers(deps: RunDeps) {
       if (attempts > spec.maxSlices) throw new Error(`sample did not end within ${spec.maxSlices} slices`);
       const deadline = Date.now() + budget;
       deps.onSliceStart?.(sampleId);
-      await pace(deps, spec, state.url, deadline);
+      await pace(deps, tenant, spec, state.url, deadline);
       const storageState = await authState(deps, tenant, spec);
       const llm = await deps.llmFor(spec.model);
       state = await deps.slices.runSlice(
@@ -209,6 +244,7 @@ export function runHandlers(deps: RunDeps) {
             return { page: session.page, close: () => session.close() };
           },
           checkNavigation: (url) => assertNavigable(url, deps.policy),
+          onThrottle: (url, retryAfter) => throttled(deps, tenant, url, retryAfter, deadline),
           ...(deps.log ? { log: deps.log } : {}),
         },
         { deadline },

@@ -2,7 +2,9 @@
  * What runs needs from the agent (lib/agent), as an injected interface: make a sample's first state,
  * and run one slice of it. `agent-slice-binding.ts` is the one file that names the real implementation.
  */
+
 import type { Page } from 'playwright-core';
+import type { OnThrottle } from '../browser/navigate.ts';
 import type { LlmClient } from '../llm/types.ts';
 import type { EvidenceStore, Json, RunStore } from '../store/ports.ts';
 import type { TaskSpec } from './task-spec.ts';
@@ -57,6 +59,8 @@ export interface SliceDeps {
   /** A fresh isolated context (auth profile loaded) and its page; `close` ends the context. */
   newPage: () => Promise<{ page: Page; close: () => Promise<void> }>;
   checkNavigation?: (url: string) => Promise<void>;
+  /** The sample's page answered "too many requests": pause the host for the run and wait. */
+  onThrottle?: OnThrottle;
   variables?: Record<string, string>;
   log?: (event: { level: 'debug' | 'info' | 'warn'; msg: string; [k: string]: unknown }) => void;
 }

@@ -3,6 +3,7 @@
  * gives the type, the validator (errors name the field) and the JSON Schema a planner model fills.
  */
 import { z } from 'zod';
+import { keySegment } from '../store/keys.ts';
 
 const host = z
   .string()
@@ -143,3 +144,9 @@ export function rateLimitFor(
   const limit = own ?? limits.default;
   return limit ? { host: h, ...limit } : undefined;
 }
+
+/**
+ * The token bucket one tenant's requests to a host take from. Per tenant: another tenant's runs on
+ * the same site, with their own rates and bursts, never slow or stop this one's.
+ */
+export const rateBucketKey = (tenant: string, host: string) => `host:${keySegment(tenant)}/${host}`;

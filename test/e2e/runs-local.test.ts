@@ -286,6 +286,33 @@ describe.each(BACKENDS)('a run on the local state machine, stores on %s', (_name
     }
   });
 
+  it('a site answering 429 pauses its host, the sample waits out Retry-After and is read; one that stays busy fails saying so', async () => {
+    const tenant = 'acme';
+    const tag = Math.random().toString(36).slice(2, 8);
+    const host = `127.0.0.1:${site.port}`;
+    const input = await createRun(stores.runStore, stores.evidence, {
+      tenant,
+      spec: parseTaskSpec({ ...spec, rateLimits: { [host]: { ratePerSecond: 20, burst: 5 } } }),
+      samples: [
+        { sampleId: 'once', url: `${site.url}/busy/desk-lamp-${tag}?times=1`, input: {} },
+        { sampleId: 'always', url: `${site.url}/busy/oak-chair-${tag}?times=99`, input: {} },
+      ],
+    });
+    const started = Date.now();
+    await startLocalRun(input, runHandlers(runDeps(stores, browser, site, llm))).result;
+    const results = await stores.runStore.listResults(tenant, input.runId);
+    const byId = Object.fromEntries(results.map((r) => [r.sampleId, r]));
+    expect(byId.once!.status).toBe('done');
+    expect((byId.once!.data as { title: string }).title).toMatch(/^Desk Lamp/);
+    expect(byId.always!.status).toBe('failed');
+    expect(byId.always!.reason).toContain('HTTP 429 (too many requests)');
+    const asks = (slug: string) => site.hits.filter((h) => h.startsWith(`/busy/${slug}-${tag}`)).length;
+    // Asked again only after the pause: once more for the first, three more for the second, then given up.
+    expect(asks('desk-lamp')).toBe(2);
+    expect(asks('oak-chair')).toBe(4);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
+  });
+
   it('auth profile from the store signs every sample in, in its own context; rate limit paces the host', async () => {
     const tenant = 'acme';
     // A page that greets the user its cookie names, and notes when each page load came in.

@@ -41,6 +41,8 @@ export async function startFixtureServer(): Promise<FixtureServer> {
   const origins = { main: '', cross: '' };
   const sockets = new Set<import('node:net').Socket>();
 
+  // `/busy/<slug>?times=N`: "429 Too Many Requests, Retry-After: 1" for the first N asks, then the product page.
+  const busyAsks = new Map<string, number>();
   const handler = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://fixture.local');
     hits.push(url.pathname + url.search);
@@ -66,6 +68,16 @@ export async function startFixtureServer(): Promise<FixtureServer> {
     if (path === '/slow') {
       const ms = Math.min(Number(url.searchParams.get('ms') ?? 500), 10_000);
       return setTimeout(() => send(200, TYPES['.html']!, `<p>slow ${ms}</p>`), ms);
+    }
+    const busy = /^\/busy\/([\w-]+)$/.exec(path);
+    if (busy) {
+      const asked = (busyAsks.get(busy[1]!) ?? 0) + 1;
+      busyAsks.set(busy[1]!, asked);
+      if (asked <= Number(url.searchParams.get('times') ?? 1)) {
+        res.writeHead(429, { 'content-type': TYPES['.html']!, 'retry-after': '1' });
+        return res.end('<h1>Too Many Requests</h1>');
+      }
+      return send(200, TYPES['.html']!, productPage(busy[1]!));
     }
     const product = /^\/products\/([\w-]+)\.(html|svg)$/.exec(path);
     if (product)

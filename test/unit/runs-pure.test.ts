@@ -1,14 +1,15 @@
 import { PassThrough } from 'node:stream';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { pageGone } from '../../lib/browser/navigate.ts';
+import { pageGone, throttledBy } from '../../lib/browser/navigate.ts';
 import { ProgressTally, progressView, sampleLine } from '../../lib/cli/progress.ts';
 import { crashMessage } from '../../lib/runs/handlers.ts';
 import { combinedCsv, totalsOf } from '../../lib/runs/merge.ts';
 import { specFromPlan } from '../../lib/runs/planner.ts';
 import { sampleFromUrl, samplesFromCsv, samplesFromList } from '../../lib/runs/samples.ts';
-import { parseTaskSpec, rateLimitFor, taskSpecJsonSchema } from '../../lib/runs/task-spec.ts';
+import { parseTaskSpec, rateBucketKey, rateLimitFor, taskSpecJsonSchema } from '../../lib/runs/task-spec.ts';
 import type { ResultRecord, RunRecord, SampleRecord } from '../../lib/store/ports.ts';
+import { tempStores } from '../support/runs-env.ts';
 
 describe('task spec', () => {
   it('fills defaults and keeps what was given', () => {
@@ -284,6 +285,19 @@ describe('dead links', () => {
     expect(pageGone(404, 'https://a.test/x', 'https://a.test/?p=/x')).toBeUndefined();
     expect(pageGone(200, 'https://a.test/x', 'https://a.test/x')).toBeUndefined();
     expect(pageGone(500, 'https://a.test/x', 'https://a.test/x')).toBeUndefined();
+    expect(pageGone(429, 'https://a.test/x', 'https://a.test/x')).toBe(
+      'the site answered HTTP 429 (too many requests)',
+    );
+  });
+
+  it('a 429, or a 503 that says when to come back, asks us to slow down', () => {
+    expect(throttledBy(429, { 'retry-after': '2' })).toEqual({ retryAfter: '2' });
+    expect(throttledBy(429, {})).toEqual({});
+    expect(throttledBy(503, { 'retry-after': 'Wed, 21 Oct 2026 07:28:00 GMT' })).toEqual({
+      retryAfter: 'Wed, 21 Oct 2026 07:28:00 GMT',
+    });
+    expect(throttledBy(503, {})).toBeUndefined();
+    expect(throttledBy(200, { 'retry-after': '2' })).toBeUndefined();
   });
 });
 
@@ -296,5 +310,24 @@ describe('crash reasons', () => {
     ).toBe('browser closed');
     expect(crashMessage('Task timed out after 600.00 seconds')).toBe('Task timed out after 600.00 seconds');
     expect(crashMessage('x'.repeat(900))).toHaveLength(500);
+  });
+});
+
+describe('rate buckets', () => {
+  it('are per tenant: one tenant emptying its bucket for a host leaves another’s full', async () => {
+    expect(rateBucketKey('a', 'shop.test')).not.toBe(rateBucketKey('b', 'shop.test'));
+    expect(rateBucketKey('a/b', 'shop.test')).not.toBe(rateBucketKey('a', 'b/shop.test'));
+    const stores = await tempStores('bfn-buckets-');
+    try {
+      const limit = { ratePerSecond: 0.01, burst: 1 };
+      const now = Date.now();
+      const takeA = () => stores.runStore.takeToken(rateBucketKey('tenant-a', 'shop.test'), limit, now);
+      expect((await takeA()).granted).toBe(true);
+      expect((await takeA()).granted).toBe(false);
+      const takeB = await stores.runStore.takeToken(rateBucketKey('tenant-b', 'shop.test'), limit, now);
+      expect(takeB.granted).toBe(true);
+    } finally {
+      await stores.cleanup();
+    }
   });
 });

@@ -6,7 +6,7 @@
 import { keySegment } from '../../store/keys.ts';
 import type { EvidenceStore, JsonObject, RateLimit, ResultRecord, RunStore } from '../../store/ports.ts';
 import { waitForToken } from '../../store/rate-gate.ts';
-import { rateLimitFor, type TaskSpec } from '../task-spec.ts';
+import { rateBucketKey, rateLimitFor, type TaskSpec } from '../task-spec.ts';
 import { parseQueueMessage, type QueueMessage, runIdForJob, sampleIdFor } from './message.ts';
 
 export interface QueueRecord {
@@ -68,10 +68,14 @@ async function resolveSpec(message: QueueMessage, deps: QueueDeps): Promise<Json
 export class PermanentError extends Error {}
 
 /** The spec's limit for a URL's host, in the task spec's own format (`{ host: { ratePerSecond } }`). */
-function hostLimit(spec: JsonObject, url: string): { key: string; limit: RateLimit } | undefined {
+function hostLimit(
+  spec: JsonObject,
+  url: string,
+  tenant: string,
+): { key: string; limit: RateLimit } | undefined {
   const limit = rateLimitFor(spec as Pick<TaskSpec, 'rateLimits'>, url);
-  // The same bucket key the run's slices use: queue workers and runs share one budget per host.
-  return limit ? { key: `host:${limit.host}`, limit } : undefined;
+  // The same bucket key the tenant's run slices use: its queue workers and runs share one budget per host.
+  return limit ? { key: rateBucketKey(tenant, limit.host), limit } : undefined;
 }
 
 async function processMessage(record: QueueRecord, message: QueueMessage, deps: QueueDeps): Promise<void> {
@@ -104,7 +108,7 @@ async function processMessage(record: QueueRecord, message: QueueMessage, deps: 
     const sampleId = sampleIdFor(i);
     let result = await deps.runStore.getResult(deps.tenant, runId, sampleId);
     if (!result) {
-      const paced = deps.runnerPaces ? undefined : hostLimit(spec, url);
+      const paced = deps.runnerPaces ? undefined : hostLimit(spec, url, deps.tenant);
       if (paced) await waitForToken(deps.runStore, paced.key, paced.limit);
       await deps.runSample({ tenant: deps.tenant, runId, sampleId, url, input: message.input ?? {}, spec });
       result = await deps.runStore.getResult(deps.tenant, runId, sampleId);
