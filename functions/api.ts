@@ -8,6 +8,7 @@ import { closeGuardProxies } from '../lib/browser/guard-proxy.ts';
 import { closeSharedBrowser, sharedBrowser } from '../lib/browser/session.ts';
 import { itemsInBucket } from '../lib/runs/run-records.ts';
 import { storesFromEnv } from '../lib/store/config.ts';
+import { withInvocationTmp } from './invocation-tmp.ts';
 
 /**
  * Lambda entry for API Gateway (HTTP API, payload v2) and Function URLs. The browser stays warm
@@ -57,7 +58,11 @@ export const app = createApp({
   ...(runs ? { runs } : {}),
 });
 
-export const handler = handle(app);
+const served = handle(app);
+
+/** Each invocation gets its own temp folder, removed when it ends (invocation-tmp.ts). */
+export const handler = (...args: Parameters<typeof served>) =>
+  withInvocationTmp(() => served(...args), { warm: sharedBrowser });
 
 /**
  * Closes the warm browser and the guard proxy with every connection it holds, after which nothing

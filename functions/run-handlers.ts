@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { modelFor } from '../lib/api/run-op.ts';
 import { policyFromEnv } from '../lib/browser/guard-policy.ts';
 import { sharedBrowser } from '../lib/browser/session.ts';
@@ -8,8 +7,6 @@ import { jsonLog } from '../lib/runs/json-log.ts';
 import type { SampleRuntime } from '../lib/runs/queue/deps.ts';
 import { itemsInBucket } from '../lib/runs/run-records.ts';
 import { storesFromEnv } from '../lib/store/config.ts';
-import { LocalEvidenceStore } from '../lib/store/local-evidence-store.ts';
-import { LocalRunStore } from '../lib/store/local-run-store.ts';
 import type { EvidenceStore, RunStore } from '../lib/store/ports.ts';
 
 /**
@@ -18,15 +15,9 @@ import type { EvidenceStore, RunStore } from '../lib/store/ports.ts';
  * BROWSERFN_BUCKET are set (lib/store/config.ts), else local files under BROWSERFN_DATA_DIR.
  */
 export function lambdaStores(env = process.env): { runStore: RunStore; evidence: EvidenceStore } {
-  if (env.BROWSERFN_TABLE?.trim() || env.BROWSERFN_BUCKET?.trim()) {
-    const s = storesFromEnv(env);
-    return { runStore: s.runs, evidence: s.evidence };
-  }
-  const root = env.BROWSERFN_DATA_DIR ?? '/tmp/browserfn';
-  return {
-    runStore: new LocalRunStore(join(root, 'runs')),
-    evidence: new LocalEvidenceStore(join(root, 'evidence')),
-  };
+  // Off Lambda too (tests, a local invoke), local files go where a Lambda keeps them.
+  const s = storesFromEnv(env, { dataDir: env.BROWSERFN_DATA_DIR ?? '/tmp/browserfn' });
+  return { runStore: s.runs, evidence: s.evidence };
 }
 
 const policy = policyFromEnv();

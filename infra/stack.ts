@@ -41,6 +41,8 @@ const OBJECT_WRITE = ['s3:PutObject'];
  * 900 s is Lambda's ceiling; a 12-minute slice leaves 3 minutes of margin.
  */
 export const SLICE_MARGIN_SECONDS = 180;
+/** The queue consumer's 5-minute timeout leaves a one-minute margin after a sample's slice. */
+export const QUEUE_SLICE_MARGIN_SECONDS = 60;
 
 export const FUNCTIONS: Record<FunctionName, FunctionSpec> = {
   // Function URL only: API Gateway cuts integrations at 30 s, and agent calls take longer.
@@ -81,12 +83,13 @@ export const FUNCTIONS: Record<FunctionName, FunctionSpec> = {
     browser: false,
     environment: {},
   },
+  // Each sample of a message runs as one slice: it must end inside this function's timeout.
   queue: {
     handler: 'functions/queue.handler',
     memoryMb: 2048,
     timeoutSeconds: 300,
     browser: true,
-    environment: {},
+    environment: { BROWSERFN_SLICE_MS: String((300 - QUEUE_SLICE_MARGIN_SECONDS) * 1000) },
   },
 };
 

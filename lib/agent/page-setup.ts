@@ -3,7 +3,7 @@
  * put back, and the page at the URL where the last slice left off.
  */
 import type { BrowserContext, Page } from 'playwright-core';
-import { pacedGoto, pageGone } from '../browser/navigate.ts';
+import { pacedGoto, pageUnusable } from '../browser/navigate.ts';
 import { settle } from '../browser/settle.ts';
 import { redactText } from '../perception/redact.ts';
 import type { EvidenceStore } from '../store/ports.ts';
@@ -57,7 +57,7 @@ export async function openPage(
       response = await pacedGoto(handle.page, state.url, deps.onThrottle);
     }
     await settle(handle.page, { timeoutMs: 3000 });
-    const gone = response && pageGone(response.status(), response.url(), handle.page.url());
+    const gone = response && pageUnusable(response, handle.page.url());
     if (gone) throw new Error(gone);
     return handle;
   } catch (err) {

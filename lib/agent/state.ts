@@ -23,6 +23,8 @@ export const AgentTaskSchema = z
     /** Words that raise a page line's priority under the snapshot budget. */
     keywords: z.array(z.string().min(1)).optional(),
     maxSteps: z.number().int().min(1).max(500).optional(),
+    /** `maxSteps` is a hard cap: no pagination bonus steps (a caller such as the Stagehand SDK promises that). */
+    strictMaxSteps: z.boolean().optional(),
     /** Items the task expects (the longest array in the data is counted). */
     expectedItems: z.number().int().min(1).optional(),
     vision: z.enum(['fallback', 'always', 'never']).optional(),

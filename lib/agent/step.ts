@@ -264,11 +264,12 @@ export async function runStep(rt: SliceRuntime): Promise<StepOutcome> {
       }
     }
   }
-  state.watchdog = paginationBonus(
-    state.watchdog,
-    countItems(state.data) > itemsBefore,
-    state.task.maxSteps ?? 20,
-  );
+  if (!state.task.strictMaxSteps)
+    state.watchdog = paginationBonus(
+      state.watchdog,
+      countItems(state.data) > itemsBefore,
+      state.task.maxSteps ?? 20,
+    );
   const fails = trackFailures(
     state.watchdog,
     results.map((r) => r.ok),

@@ -4,7 +4,6 @@
  * a call that ran out of time answers `running` and the same runId + sampleId resumes it.
  */
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AgentDeps } from '../agent/deps.ts';
 import { runAgent } from '../agent/run-agent.ts';
@@ -12,9 +11,8 @@ import { AgentTaskSchema } from '../agent/state.ts';
 import { checkUrl } from '../browser/guard.ts';
 import { openSession } from '../browser/session.ts';
 import { OpError } from '../ops/types.ts';
+import { storesFromEnv } from '../store/config.ts';
 import { runEvidencePrefix } from '../store/keys.ts';
-import { LocalEvidenceStore } from '../store/local-evidence-store.ts';
-import { LocalRunStore } from '../store/local-run-store.ts';
 import type { EvidenceStore, RunStore } from '../store/ports.ts';
 import { admitCdp, modelFor, type OpDeps } from './run-op.ts';
 import { ErrorBody, ModelChoice } from './schemas.ts';
@@ -93,18 +91,19 @@ export const AgentResponse = z
   .openapi('AgentResponse');
 
 export interface AgentRouteDeps extends OpDeps {
-  /** Stores for a tenant's agent runs (default: local files under .browserfn/runs and evidence/). */
+  /** Stores for a tenant's agent runs (default: the configured ones, lib/store/config.ts). */
   agentStores?: (tenant: string) => { runStore: RunStore; evidence: EvidenceStore };
   requestTimeoutMs?: number;
 }
 
-const localStores = (() => {
+/** The stores the environment names (DynamoDB + S3, or local files), the same ones runs use. */
+const configuredStores = (() => {
   let stores: { runStore: RunStore; evidence: EvidenceStore } | undefined;
   return () => {
-    stores ??= {
-      runStore: new LocalRunStore(join(process.cwd(), '.browserfn', 'runs')),
-      evidence: new LocalEvidenceStore(join(process.cwd(), 'evidence')),
-    };
+    if (!stores) {
+      const s = storesFromEnv();
+      stores = { runStore: s.runs, evidence: s.evidence };
+    }
     return stores;
   };
 })();
@@ -183,7 +182,7 @@ export function registerAgentRoute(app: OpenAPIHono<Env>, deps: AgentRouteDeps):
     });
     const runId = body.runId ?? `agent_${randomUUID()}`;
     const sampleId = body.sampleId ?? 'main';
-    const stores = (deps.agentStores ?? localStores)(tenant);
+    const stores = (deps.agentStores ?? configuredStores)(tenant);
     const browser = deps.browser ? await deps.browser() : undefined;
     const agentDeps: AgentDeps = {
       ...stores,

@@ -15,6 +15,7 @@ import { localTenantCaches } from './tenant-caches.ts';
 /** Runs one key may have in progress on this server, and samples at once per run (defaults). */
 const DEFAULT_RUNS_PER_KEY = 3;
 const DEFAULT_RUN_CONCURRENCY = 8;
+const isLoopbackHost = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
 const positive = (v: string | undefined) => (Number(v) > 0 ? Math.floor(Number(v)) : undefined);
 
 export interface ServeOptions {
@@ -124,7 +125,12 @@ export async function startServer(options: ServeOptions = {}) {
   const base = `http://${host === '0.0.0.0' ? 'localhost' : host}:${actualPort}`;
   demo.url = `http://${pageHost}:${actualPort}${DEMO_PATH}`;
   print(`browserfn API listening on ${base}  (OpenAPI: ${base}/openapi.json, demo page: ${demo.url})`);
-  if (generated) print(`no BROWSERFN_API_KEYS set: bound to loopback only; key for this run: ${generated}`);
+  if (generated)
+    print(
+      isLoopbackHost(host)
+        ? `no BROWSERFN_API_KEYS set: bound to loopback only; key for this run: ${generated}`
+        : `no BROWSERFN_API_KEYS set, listening on ${host} as asked; key for this run: ${generated}`,
+    );
   print(
     `try: curl -s ${base}/v1/act -H 'authorization: Bearer ${generated ?? '<your key>'}' ` +
       `-H 'content-type: application/json' -d '{"url":"${demo.url}","instruction":"click the Sign in button"}'`,

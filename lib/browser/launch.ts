@@ -95,10 +95,21 @@ const diedStarting = (err: unknown) =>
     err instanceof Error ? err.message : String(err),
   );
 
+/** Browsers we reached over CDP: they run elsewhere, where our guard proxy's loopback address is not ours. */
+const remoteBrowsers = new WeakSet<Browser>();
+
+export function markRemote(browser: Browser): Browser {
+  remoteBrowsers.add(browser);
+  return browser;
+}
+
+/** A browser running elsewhere: its contexts are guarded request by request, not through our proxy. */
+export const isRemoteBrowser = (browser: Browser) => remoteBrowsers.has(browser);
+
 /** The embedded Chromium, or a remote one when `cdpUrl` / `BROWSERFN_CDP_URL` is set. */
 export async function launchBrowser(options: LaunchOptions = {}): Promise<Browser> {
   const cdpUrl = options.cdpUrl ?? process.env.BROWSERFN_CDP_URL;
-  if (cdpUrl) return connectCdp(cdpUrl);
+  if (cdpUrl) return markRemote(await connectCdp(cdpUrl));
   return launchEmbedded(options.args ?? [], options.headless ?? true);
 }
 

@@ -57,6 +57,14 @@ export function throttledBy(
   return undefined;
 }
 
+/** Why a loaded page has nothing to work on (`pageGone`, or a site still asking us to come back later). */
+export function pageUnusable(response: Response, urlNow: string): string | undefined {
+  const status = response.status();
+  if (status === 503 && throttledBy(status, response.headers()))
+    return 'the site answered HTTP 503 and asked us to come back later (Retry-After)';
+  return pageGone(status, response.url(), urlNow);
+}
+
 /** Tries a throttled page again at most this many times in one go. */
 const THROTTLE_RETRIES = 3;
 

@@ -13,7 +13,7 @@ import {
   NO_WEBRTC,
   SHADOW_ROOT_HOOK,
 } from './init-scripts.ts';
-import { launchBrowser } from './launch.ts';
+import { isRemoteBrowser, launchBrowser } from './launch.ts';
 import { guardedGoto } from './navigate.ts';
 import { BrowserCrashedError, type PageProblem, PageUnreachableError, watchPage } from './page-watch.ts';
 import { settle } from './settle.ts';
@@ -107,10 +107,19 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
     };
   } else {
     browser = options.browser ?? (await sharedBrowser());
-    const proxy = await guardProxyFor(policy);
-    context = await newJobContext(browser, { ...options, ...(proxy ? { proxy: proxyOption(proxy) } : {}) });
+    if (isRemoteBrowser(browser)) {
+      // BROWSERFN_CDP_URL: a browser elsewhere cannot reach our proxy; check each request instead.
+      context = await newJobContext(browser, options);
+      guard = await installNetworkGuard(context, policy);
+    } else {
+      const proxy = await guardProxyFor(policy);
+      context = await newJobContext(browser, { ...options, ...(proxy ? { proxy: proxyOption(proxy) } : {}) });
+    }
     page = await newPage(context);
-    closeAll = () => context.close().catch(() => undefined);
+    closeAll = async () => {
+      await guard?.dispose();
+      await context.close().catch(() => undefined);
+    };
   }
   const watch = watchPage(page, browser, {
     policy,

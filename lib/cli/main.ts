@@ -161,7 +161,8 @@ export async function main(argv: string[]): Promise<number> {
     return await run(rest, (s) => process.stdout.write(`${s}\n`));
   } catch (err) {
     const e = err as Error;
-    const usage = e instanceof UsageError && command ? `\nusage: ${command.usage}` : '';
+    // One line: what was wrong, and where the usage is.
+    const usage = e instanceof UsageError && command ? ` (usage: browserfn ${name} --help)` : '';
     process.stderr.write(`browserfn: ${e.message.split('\n')[0]}${usage}\n`);
     return e instanceof UsageError ? 2 : 1;
   }

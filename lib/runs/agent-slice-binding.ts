@@ -6,7 +6,7 @@
  */
 import { runSlice as runAgentSlice } from '../agent/slice.ts';
 import { type AgentState, newAgentState } from '../agent/state.ts';
-import { pacedGoto, pageGone } from '../browser/navigate.ts';
+import { pacedGoto, pageUnusable } from '../browser/navigate.ts';
 import { settle } from '../browser/settle.ts';
 import { extract } from '../ops/extract.ts';
 import { sampleEvidenceKey } from '../store/keys.ts';
@@ -37,7 +37,7 @@ async function oneStep(state: SliceState, deps: SliceDeps): Promise<SliceState> 
     await deps.checkNavigation?.(state.url);
     const response = await pacedGoto(page, state.url, deps.onThrottle);
     await settle(page);
-    const gone = response ? pageGone(response.status(), response.url(), page.url()) : undefined;
+    const gone = response ? pageUnusable(response, page.url()) : undefined;
     actions.push({ step: 1, action: 'goto', url: state.url, ok: !gone, ...(gone ? { error: gone } : {}) });
     // JPEG: a fraction of PNG's encode time and size, still plenty to see what the page showed.
     const shot0 = await page.screenshot({ type: 'jpeg', quality: 70 });

@@ -31,6 +31,11 @@ export interface Stores {
 export interface StoreConfigOptions {
   /** Base for the local default folders (default: the current directory). */
   cwd?: string;
+  /**
+   * Local files in one folder, `runs/` and `evidence/` (default on Lambda: BROWSERFN_DATA_DIR, else
+   * /tmp/browserfn). BROWSERFN_RUNS_DIR / BROWSERFN_EVIDENCE_DIR still win.
+   */
+  dataDir?: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -53,7 +58,14 @@ function checkEndpoint(name: string, value: string | undefined): string | undefi
 
 /** The stores named by `env` (process.env by default); local files when nothing AWS is set. */
 export function storesFromEnv(env: Env = process.env, options: StoreConfigOptions = {}): Stores {
-  const cwd = options.cwd ?? process.cwd();
+  // A Lambda's code directory is read-only: its local files live in one folder under /tmp.
+  const onLambda = Boolean(nonEmpty(env.AWS_LAMBDA_FUNCTION_NAME));
+  const dataDir =
+    options.dataDir ?? (onLambda ? (nonEmpty(env.BROWSERFN_DATA_DIR) ?? '/tmp/browserfn') : undefined);
+  const cwd = dataDir ?? options.cwd ?? process.cwd();
+  const defaults = dataDir
+    ? { runs: 'runs', evidence: 'evidence' }
+    : { runs: '.browserfn/runs', evidence: 'evidence' };
   const table = nonEmpty(env.BROWSERFN_TABLE);
   const bucket = nonEmpty(env.BROWSERFN_BUCKET);
   const dynamoEndpoint = checkEndpoint('BROWSERFN_DYNAMO_ENDPOINT', nonEmpty(env.BROWSERFN_DYNAMO_ENDPOINT));
@@ -83,7 +95,7 @@ export function storesFromEnv(env: Env = process.env, options: StoreConfigOption
     evidence = new S3EvidenceStore({ client, bucket, prefix });
     evidenceWhere = `s3://${bucket}/${prefix}`;
   } else {
-    const root = resolve(cwd, nonEmpty(env.BROWSERFN_EVIDENCE_DIR) ?? 'evidence');
+    const root = resolve(cwd, nonEmpty(env.BROWSERFN_EVIDENCE_DIR) ?? defaults.evidence);
     evidence = new LocalEvidenceStore(root);
     evidenceWhere = root;
   }
@@ -103,7 +115,7 @@ export function storesFromEnv(env: Env = process.env, options: StoreConfigOption
     runs = new DynamoRunStore({ client, table, blobs: evidence });
     runsWhere = `dynamodb:${table}`;
   } else {
-    const root = resolve(cwd, nonEmpty(env.BROWSERFN_RUNS_DIR) ?? '.browserfn/runs');
+    const root = resolve(cwd, nonEmpty(env.BROWSERFN_RUNS_DIR) ?? defaults.runs);
     runs = new LocalRunStore(root);
     runsWhere = root;
   }

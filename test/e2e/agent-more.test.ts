@@ -142,14 +142,16 @@ describe('agent budgets and memory', () => {
     }
   });
 
-  it('grants bonus steps while pagination keeps yielding new items', async () => {
-    const env = await agentEnv({
+  const invoicesEnv = () =>
+    agentEnv({
       browser: () => browser,
       site,
       llm,
       flavour: 'anthropic',
       variables: { pw: 'correct-horse-battery-staple' },
     });
+  /** Signs in, opens the invoices, pages once (new items on step 4), then is done. */
+  const pagingThroughInvoices = () =>
     llm.setHandler(
       perStep((step, r) => {
         const url = currentUrl(r);
@@ -167,6 +169,10 @@ describe('agent budgets and memory', () => {
         return reply([{ tool: 'done', data: {} }]);
       }),
     );
+
+  it('grants bonus steps while pagination keeps yielding new items', async () => {
+    const env = await invoicesEnv();
+    pagingThroughInvoices();
     const state = await runAgent(
       init('/agent/login.html', { goal: 'Collect invoices', maxSteps: 5 }),
       env.deps,
@@ -180,6 +186,18 @@ describe('agent budgets and memory', () => {
     expect(decisions[2]!.text).toContain(
       'What worked or failed on this site before:\nworked: type "%pw%" into textbox "Password"\nworked: click link "Invoices"',
     );
+  });
+
+  it('with strictMaxSteps (the Stagehand SDK maxSteps), paging earns no bonus steps', async () => {
+    const env = await invoicesEnv();
+    pagingThroughInvoices();
+    await runAgent(
+      init('/agent/login.html', { goal: 'Collect invoices', maxSteps: 5, strictMaxSteps: true }),
+      env.deps,
+    );
+    const decisions = llm.requests.filter(isDecision);
+    expect(decisions[4]!.text).toMatch(/^Step 5 of 5/);
+    expect(decisions).toHaveLength(5);
   });
 
   it('asks a targeted vision question on a page the DOM cannot explain, and adds the answer', async () => {

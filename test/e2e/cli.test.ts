@@ -144,6 +144,7 @@ describe('browserfn CLI', () => {
       const { code, stderr } = await cli(...args);
       expect(code, args.join(' ')).toBe(2);
       expect(stderr.split('\n')[0]).toMatch(message);
+      expect(stderr.trimEnd().split('\n'), args.join(' ')).toHaveLength(1);
     }
     const noModel = await cli('act', `${site.url}/login.html`, 'log me in');
     expect(noModel.code).toBe(1);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NetworkBlockedError } from '../../lib/browser/guard.ts';
-import { openSession } from '../../lib/browser/session.ts';
+import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
+import { closeSharedBrowser, openSession } from '../../lib/browser/session.ts';
 import { act } from '../../lib/ops/act.ts';
 import { observe } from '../../lib/ops/observe.ts';
 import { snapshot } from '../../lib/perception/snapshot.ts';
@@ -67,6 +68,34 @@ describe('remote browser over CDP', () => {
       expect(s.guard?.blocked.some((b) => b.url.includes(`:${site.crossOriginPort}/`))).toBe(true);
     } finally {
       await s.close();
+    }
+  });
+
+  it('BROWSERFN_CDP_URL: each job context on that browser works without our proxy, and is still guarded', async () => {
+    const saved = process.env.BROWSERFN_CDP_URL;
+    process.env.BROWSERFN_CDP_URL = cdpUrl;
+    await closeSharedBrowser();
+    try {
+      const s = await openSession({ policy: policy() });
+      try {
+        // A browser on another machine cannot reach a proxy on this machine's loopback: with none
+        // running at all, its pages still load.
+        await closeGuardProxies();
+        await s.page.goto(`${site.url}/login.html`);
+        expect(await s.page.locator('h1').textContent()).toBe('Sign in to Acme');
+        const refused = await s.page.goto(`http://127.0.0.1:${site.crossOriginPort}/login.html`).then(
+          () => 'loaded',
+          (e: Error) => e.message,
+        );
+        expect(refused).toMatch(/ERR_BLOCKED_BY_CLIENT|ERR_FAILED/);
+        expect(s.guard?.blocked.some((b) => b.url.includes(`:${site.crossOriginPort}/`))).toBe(true);
+      } finally {
+        await s.close();
+      }
+    } finally {
+      await closeSharedBrowser();
+      if (saved === undefined) delete process.env.BROWSERFN_CDP_URL;
+      else process.env.BROWSERFN_CDP_URL = saved;
     }
   });
 });

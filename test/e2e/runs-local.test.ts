@@ -296,6 +296,7 @@ describe.each(BACKENDS)('a run on the local state machine, stores on %s', (_name
       samples: [
         { sampleId: 'once', url: `${site.url}/busy/desk-lamp-${tag}?times=1`, input: {} },
         { sampleId: 'always', url: `${site.url}/busy/oak-chair-${tag}?times=99`, input: {} },
+        { sampleId: 'down', url: `${site.url}/busy/fern-pot-${tag}?times=99&status=503`, input: {} },
       ],
     });
     const started = Date.now();
@@ -306,10 +307,15 @@ describe.each(BACKENDS)('a run on the local state machine, stores on %s', (_name
     expect((byId.once!.data as { title: string }).title).toMatch(/^Desk Lamp/);
     expect(byId.always!.status).toBe('failed');
     expect(byId.always!.reason).toContain('HTTP 429 (too many requests)');
+    // A 503 that says when to come back is treated alike, and its error page is not read as data either.
+    expect(byId.down!.status).toBe('failed');
+    expect(byId.down!.reason).toContain('HTTP 503 and asked us to come back later');
+    expect(byId.down!.data).toBeNull();
     const asks = (slug: string) => site.hits.filter((h) => h.startsWith(`/busy/${slug}-${tag}`)).length;
     // Asked again only after the pause: once more for the first, three more for the second, then given up.
     expect(asks('desk-lamp')).toBe(2);
     expect(asks('oak-chair')).toBe(4);
+    expect(asks('fern-pot')).toBe(4);
     expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
   });
 

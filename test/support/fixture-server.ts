@@ -41,7 +41,8 @@ export async function startFixtureServer(): Promise<FixtureServer> {
   const origins = { main: '', cross: '' };
   const sockets = new Set<import('node:net').Socket>();
 
-  // `/busy/<slug>?times=N`: "429 Too Many Requests, Retry-After: 1" for the first N asks, then the product page.
+  // `/busy/<slug>?times=N[&status=503]`: "429 Too Many Requests" (or a 503), Retry-After: 1, for the
+  // first N asks, then the product page.
   const busyAsks = new Map<string, number>();
   const handler = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://fixture.local');
@@ -74,7 +75,8 @@ export async function startFixtureServer(): Promise<FixtureServer> {
       const asked = (busyAsks.get(busy[1]!) ?? 0) + 1;
       busyAsks.set(busy[1]!, asked);
       if (asked <= Number(url.searchParams.get('times') ?? 1)) {
-        res.writeHead(429, { 'content-type': TYPES['.html']!, 'retry-after': '1' });
+        const status = url.searchParams.get('status') === '503' ? 503 : 429;
+        res.writeHead(status, { 'content-type': TYPES['.html']!, 'retry-after': '1' });
         return res.end('<h1>Too Many Requests</h1>');
       }
       return send(200, TYPES['.html']!, productPage(busy[1]!));

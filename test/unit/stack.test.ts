@@ -1,6 +1,6 @@
 import validator from 'asl-validator';
 import { describe, expect, it } from 'vitest';
-import { awsStateMachine } from '../../infra/aws-state-machine.ts';
+import { awsStateMachine, SLICE_TIMEOUT_SLACK_SECONDS } from '../../infra/aws-state-machine.ts';
 import {
   executionArns,
   FUNCTIONS,
@@ -75,8 +75,12 @@ describe('stack grants', () => {
       expect(spec.timeoutSeconds).toBeLessThanOrEqual(900);
       if (spec.browser) expect(spec.memoryMb).toBeGreaterThanOrEqual(1536);
     }
-    const sliceMs = Number(FUNCTIONS.agentSlice.environment.BROWSERFN_SLICE_MS);
-    expect(sliceMs).toBeLessThan(FUNCTIONS.agentSlice.timeoutSeconds * 1000 - 60_000);
+    // Every function that runs slices stops them with a margin before its own timeout.
+    for (const n of ['agentSlice', 'queue'] as const) {
+      const sliceMs = Number(FUNCTIONS[n].environment.BROWSERFN_SLICE_MS);
+      expect(sliceMs, n).toBeGreaterThan(0);
+      expect(sliceMs, n).toBeLessThanOrEqual(FUNCTIONS[n].timeoutSeconds * 1000 - 60_000);
+    }
     expect(QUEUE.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(FUNCTIONS.queue.timeoutSeconds * 2);
   });
 });
@@ -99,6 +103,7 @@ describe('deployed state machine', () => {
     expect(deployed).toEqual(
       runStateMachine({
         mode: 'aws',
+        sliceTimeoutSeconds: FUNCTIONS.agentSlice.timeoutSeconds + SLICE_TIMEOUT_SLACK_SECONDS,
         functions: {
           plan: resources.functionArns.plan,
           discover: resources.functionArns.discover,
@@ -122,6 +127,16 @@ describe('deployed state machine', () => {
     // The API and the queue consumer are never called by the state machine.
     expect(called.has(resources.functionArns.api)).toBe(false);
     expect(called.has(resources.functionArns.queue)).toBe(false);
+  });
+
+  it('waits for a slice at least as long as the slice Lambda may run', () => {
+    const slice = (
+      deployed.States as Record<
+        string,
+        { ItemProcessor?: { States: Record<string, { TimeoutSeconds?: number }> } }
+      >
+    ).Samples!.ItemProcessor!.States.Slice!;
+    expect(slice.TimeoutSeconds).toBeGreaterThan(FUNCTIONS.agentSlice.timeoutSeconds);
   });
 
   it('passes asl-validator', () => {

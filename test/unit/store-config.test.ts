@@ -22,6 +22,21 @@ describe('storesFromEnv', () => {
     expect(moved.describe).toEqual({ runs: '/w/state', evidence: '/data/ev' });
   });
 
+  it('on Lambda, whose code folder is read-only, keeps local files in one folder under /tmp', () => {
+    const lambda = { AWS_LAMBDA_FUNCTION_NAME: 'browserfn-api' };
+    expect(storesFromEnv(lambda).describe).toEqual({
+      runs: '/tmp/browserfn/runs',
+      evidence: '/tmp/browserfn/evidence',
+    });
+    expect(storesFromEnv({ ...lambda, BROWSERFN_DATA_DIR: '/tmp/x' }).describe).toEqual({
+      runs: '/tmp/x/runs',
+      evidence: '/tmp/x/evidence',
+    });
+    expect(storesFromEnv({ ...lambda, BROWSERFN_RUNS_DIR: '/mnt/efs/runs' }).describe.runs).toBe(
+      '/mnt/efs/runs',
+    );
+  });
+
   it('uses DynamoDB and S3 when the table and bucket are named', () => {
     const stores = storesFromEnv({
       BROWSERFN_TABLE: 'runs',

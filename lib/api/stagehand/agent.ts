@@ -84,7 +84,11 @@ export async function runAgentForStagehand(
   const goal = input.systemPrompt
     ? `${input.instruction}\n\n(Guidance: ${input.systemPrompt})`
     : input.instruction;
-  const task = AgentTaskSchema.parse({ goal, ...(input.maxSteps ? { maxSteps: input.maxSteps } : {}) });
+  // The SDK's maxSteps is a cap its callers count on: no bonus steps for paging here.
+  const task = AgentTaskSchema.parse({
+    goal,
+    ...(input.maxSteps ? { maxSteps: input.maxSteps, strictMaxSteps: true } : {}),
+  });
   const steps: StepRecord[] = [];
   const deps: AgentDeps = {
     ...(input.stores ?? configuredStores)(input.tenant),

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { type Browser, chromium as playwright } from 'playwright-core';
-import { launchEmbedded } from '../../browser/launch.ts';
+import { launchEmbedded, markRemote } from '../../browser/launch.ts';
 
 /** The embedded Chromium with a CDP WebSocket: Playwright drives it, the CDP proxy dials it. */
 export interface DebuggableBrowser {
@@ -69,7 +69,7 @@ export async function connectDebuggableBrowser(cdpUrl: string): Promise<Debuggab
     if (!version.webSocketDebuggerUrl) throw new Error(`${cdpUrl} does not announce a CDP WebSocket`);
     wsEndpoint = version.webSocketDebuggerUrl;
   }
-  const browser = await playwright.connectOverCDP(wsEndpoint, { timeout: 30_000 });
+  const browser = markRemote(await playwright.connectOverCDP(wsEndpoint, { timeout: 30_000 }));
   return { browser, wsEndpoint, remote: true };
 }
 
