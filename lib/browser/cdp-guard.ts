@@ -9,16 +9,18 @@ import { classifyAddress, isAllowed, type Resolver, systemResolver } from './gua
 export interface CdpPolicy {
   /** `BROWSERFN_CDP_ALLOW_HOSTS`: `host`, `host:port`, `*.suffix`, an IP or a CIDR. */
   allowHosts: string[];
-  /** `BROWSERFN_CDP_URL`: the operator's own endpoint, always allowed. */
-  operatorUrl?: string;
 }
 
+/**
+ * The operator's list, and nothing else. `BROWSERFN_CDP_URL` is not on it by default: that browser
+ * runs every tenant's jobs, and a caller attached to it would reach pages of other tenants.
+ */
 export function cdpPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): CdpPolicy {
   const allowHosts = (env.BROWSERFN_CDP_ALLOW_HOSTS ?? '')
     .split(',')
     .map((h) => h.trim().toLowerCase())
     .filter(Boolean);
-  return { allowHosts, ...(env.BROWSERFN_CDP_URL ? { operatorUrl: env.BROWSERFN_CDP_URL } : {}) };
+  return { allowHosts };
 }
 
 /** A cdpUrl we refuse: `invalid` (400, a malformed value) or `blocked` (403, a place we will not go). */
@@ -59,26 +61,15 @@ export function displayCdpUrl(input: string): string {
   }
 }
 
-/** The operator's own endpoint, as `host:port`: the operator chose it, so no address rule applies. */
-function operatorHost(policy: CdpPolicy): string | undefined {
-  if (!policy.operatorUrl) return undefined;
-  try {
-    const u = new URL(policy.operatorUrl);
-    return `${bare(u.hostname)}:${defaultPort(u)}`;
-  } catch {
-    return undefined;
-  }
-}
-
 export interface AdmittedCdpUrl {
   url: URL;
-  /** The address checked, to connect to (undefined when the host is the operator's own). */
+  /** The address checked, to connect to (undefined for a listed `localhost` name). */
   ip?: string;
 }
 
 /**
- * May an API caller point us at this browser endpoint? The host must be on the operator's list
- * (or be the operator's own endpoint). A listed IP, CIDR or `localhost` opens exactly that; a
+ * May an API caller point us at this browser endpoint? The host must be on the operator's list.
+ * A listed IP, CIDR or `localhost` opens exactly that; a
  * listed DNS name is resolved and every address it gives must be public unless an IP or CIDR on
  * the list covers it — a name that resolves to a private, loopback, link-local or metadata
  * address is refused, whatever the name.
@@ -100,7 +91,6 @@ export async function checkCdpUrl(
   const port = defaultPort(url);
   const shown = displayCdpUrl(input);
   if (!host) throw new CdpRefusedError('invalid', 'cdpUrl: has no host');
-  if (operatorHost(policy) === `${host}:${port}`) return { url };
   const list = { allowPrivate: false, allowHosts: policy.allowHosts };
   const notListed = () =>
     new CdpRefusedError(

@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { toLlmError } from './errors.ts';
-import type { ModelFetch } from './transport.ts';
+import { cancelOperatorHeaders, type ModelFetch } from './transport.ts';
 import type { ChatMessage, ModelConfig, ProviderCall, ProviderReply } from './types.ts';
 
 type Block = Anthropic.Messages.TextBlockParam | Anthropic.Messages.ImageBlockParam;
@@ -20,12 +20,14 @@ function content(m: ChatMessage): string | Block[] {
  * and the model must call that tool. The system prompt is the static part of every op's prompt,
  * so it is marked for prompt caching; page content goes in the messages after it.
  */
-export function anthropicCall(config: ModelConfig, http: ModelFetch): ProviderCall {
+export function anthropicCall(config: ModelConfig, http: ModelFetch, callerUrl = false): ProviderCall {
   const client = new Anthropic({
     apiKey: config.apiKey ?? 'not-needed',
     ...(config.baseURL ? { baseURL: config.baseURL } : {}),
     maxRetries: 0,
     fetch: http,
+    // The operator's ANTHROPIC_CUSTOM_HEADERS are for its own endpoint, never a caller's.
+    ...(callerUrl ? { defaultHeaders: cancelOperatorHeaders(process.env.ANTHROPIC_CUSTOM_HEADERS) } : {}),
   });
   const label = `anthropic/${config.model}`;
   return async (req, wire, signal, timeoutMs): Promise<ProviderReply> => {

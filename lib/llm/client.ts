@@ -34,7 +34,8 @@ const nameOf = (c: ModelConfig) => `${c.provider}/${c.model}`;
 const callFor = (c: ModelConfig, guard: GuardPolicy | undefined): ProviderCall => {
   const port = c.baseURL ? portOf(c.baseURL) : undefined;
   const http = modelFetch(guard && port ? { guard: { policy: guard, port } } : {});
-  return c.provider === 'anthropic' ? anthropicCall(c, http) : openAiCall(c, http);
+  const callerUrl = Boolean(guard && port);
+  return c.provider === 'anthropic' ? anthropicCall(c, http, callerUrl) : openAiCall(c, http, callerUrl);
 };
 const portOf = (url: string) => {
   try {

@@ -7,7 +7,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import { toLlmError } from './errors.ts';
 import { firstJsonObject } from './json-schema.ts';
-import type { ModelFetch } from './transport.ts';
+import { cancelOperatorHeaders, type ModelFetch } from './transport.ts';
 import type { ChatMessage, ModelConfig, ProviderCall, ProviderReply, StructuredRequest } from './types.ts';
 import { LlmError } from './types.ts';
 
@@ -60,12 +60,21 @@ const textOnly = new Set<string>();
  * refuses `json_schema` (400) or ignores it (answers prose) is asked again with the schema in the
  * prompt, and from then on always that way: the server will not learn json_schema mid-run.
  */
-export function openAiCall(config: ModelConfig, http: ModelFetch): ProviderCall {
+export function openAiCall(config: ModelConfig, http: ModelFetch, callerUrl = false): ProviderCall {
   const client = new OpenAI({
     apiKey: config.apiKey ?? 'not-needed',
     ...(config.baseURL ? { baseURL: config.baseURL } : {}),
     maxRetries: 0,
     fetch: http,
+    // The SDK adds what the operator set in its environment for its own endpoint; a URL the caller
+    // chose gets none of it.
+    ...(callerUrl
+      ? {
+          organization: null,
+          project: null,
+          defaultHeaders: cancelOperatorHeaders(process.env.OPENAI_CUSTOM_HEADERS),
+        }
+      : {}),
   });
   const label = `${config.provider}/${config.model}`;
   const compatible = config.provider === 'openai-compatible';

@@ -52,6 +52,21 @@ export function guardedLookup(
   };
 }
 
+/**
+ * Headers that cancel the ones the operator set for its own endpoint through an SDK's environment
+ * variable (`OPENAI_CUSTOM_HEADERS`, `ANTHROPIC_CUSTOM_HEADERS`: "Name: value" lines, often a
+ * gateway's key). Given as `defaultHeaders` to a client of a caller-chosen URL, which must get none
+ * of them.
+ */
+export function cancelOperatorHeaders(envValue: string | undefined): Record<string, null> {
+  const out: Record<string, null> = {};
+  for (const line of (envValue ?? '').split('\n')) {
+    const colon = line.indexOf(':');
+    if (colon > 0) out[line.slice(0, colon).trim()] = null;
+  }
+  return out;
+}
+
 const NULL_BODY_STATUS = new Set([101, 204, 205, 304]);
 
 /**

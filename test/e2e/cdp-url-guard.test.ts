@@ -155,15 +155,21 @@ describe('cdpUrl from API callers', () => {
     expect(forward.connections).toBe(0);
   });
 
-  it('connects to every loopback spelling the operator listed, and to the operator endpoint', async () => {
+  it('connects to every loopback spelling the operator listed', async () => {
     for (const cdpUrl of spellings()) {
       const r = await observe('open', cdpUrl);
       expect(r.status, `${cdpUrl}: ${r.text}`).toBe(200);
       expect(r.json.elements.some((e: { name: string }) => e.name === 'Email')).toBe(true);
     }
+    expect(forward.connections).toBeGreaterThanOrEqual(4);
+  });
+
+  it('refuses the server own browser (BROWSERFN_CDP_URL) unless listed: it runs the jobs of every tenant', async () => {
+    const before = forward.connections;
     const own = await observe('operator', `ws://127.0.0.1:${forward.port}${new URL(chrome.wsUrl).pathname}`);
-    expect(own.status, own.text).toBe(200);
-    expect(forward.connections).toBeGreaterThanOrEqual(5);
+    expect(own.status, own.text).toBe(403);
+    expect(own.json.error.message).toMatch(/^cdpUrl: .* is not one of the operator's browser endpoints/);
+    expect(forward.connections).toBe(before);
   });
 
   it('never echoes what an endpoint answered, and checks the WebSocket URL an endpoint names', async () => {

@@ -30,7 +30,7 @@ const refusal = async (url: string, policy: CdpPolicy) => {
 };
 
 describe('cdpUrl guard', () => {
-  it('allows nothing by default, the operator endpoint always', async () => {
+  it('allows nothing by default, not even the server own browser (BROWSERFN_CDP_URL)', async () => {
     const none = cdpPolicyFromEnv({});
     for (const url of [
       'ws://127.0.0.1:9222/devtools/browser/x',
@@ -38,11 +38,21 @@ describe('cdpUrl guard', () => {
       'http://[::1]:9222',
     ])
       expect((await refusal(url, none)).kind).toBe('blocked');
+    // That browser runs every tenant's jobs: attached to it, a caller would reach their pages.
     const operator = cdpPolicyFromEnv({ BROWSERFN_CDP_URL: 'http://127.0.0.1:9222' });
+    const own = await refusal('ws://127.0.0.1:9222/devtools/browser/abc', operator);
+    expect(own.kind).toBe('blocked');
+    // The same words as for any unlisted endpoint: nothing tells a caller it found the server's own.
+    expect(own.message).toBe(
+      (await refusal('ws://127.0.0.1:9223/devtools/browser/abc', operator)).message.replace('9223', '9222'),
+    );
+    const listed = cdpPolicyFromEnv({
+      BROWSERFN_CDP_URL: 'http://127.0.0.1:9222',
+      BROWSERFN_CDP_ALLOW_HOSTS: '127.0.0.1:9222',
+    });
     await expect(
-      checkCdpUrl('ws://127.0.0.1:9222/devtools/browser/abc', operator, resolve),
+      checkCdpUrl('ws://127.0.0.1:9222/devtools/browser/abc', listed, resolve),
     ).resolves.toBeTruthy();
-    expect((await refusal('ws://127.0.0.1:9223/devtools/browser/abc', operator)).kind).toBe('blocked');
   });
 
   it('refuses malformed values and other schemes as invalid', async () => {

@@ -307,6 +307,44 @@ describe('model calls over HTTP', () => {
     expect(llm.requests).toHaveLength(0);
   });
 
+  it('sends the operator’s own SDK headers (custom headers, organization) only to the operator’s URL', async () => {
+    const saved = {
+      OPENAI_CUSTOM_HEADERS: process.env.OPENAI_CUSTOM_HEADERS,
+      ANTHROPIC_CUSTOM_HEADERS: process.env.ANTHROPIC_CUSTOM_HEADERS,
+      OPENAI_ORG_ID: process.env.OPENAI_ORG_ID,
+    };
+    process.env.OPENAI_CUSTOM_HEADERS = 'X-Gateway-Key: gw-operator-secret\nX-Team: ops';
+    process.env.ANTHROPIC_CUSTOM_HEADERS = 'X-Gateway-Key: gw-operator-secret';
+    process.env.OPENAI_ORG_ID = 'org-operator';
+    try {
+      llm.setHandler((r) =>
+        r.provider === 'openai'
+          ? { json: { elementId: 2, reason: 'ok', note: null } }
+          : { json: { elementId: 2, reason: 'ok' } },
+      );
+      const allowed = { allowPrivate: false, allowHosts: [`localhost:${port()}`] };
+      for (const config of [openai(), anthropic()]) {
+        const url =
+          config.provider === 'openai'
+            ? sameOrigin()
+            : llm.anthropicBaseURL.replace('127.0.0.1', 'localhost');
+        llm.requests.length = 0;
+        await createLlmClient({ ...config, baseURL: url }, { guard: allowed }).generate(ask);
+        await createLlmClient(config).generate(ask);
+        const [callers, operators] = [llm.requests[0]!.headers, llm.requests[1]!.headers];
+        expect(callers['x-gateway-key'], config.provider).toBeUndefined();
+        expect(callers['x-team']).toBeUndefined();
+        expect(callers['openai-organization']).toBeUndefined();
+        expect(operators['x-gateway-key'], config.provider).toBe('gw-operator-secret');
+      }
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  });
+
   it('lets a guarded URL through when the operator allows that host and port, and leaves the operator’s own URL alone', async () => {
     llm.setHandler(() => ({ json: { elementId: 2, reason: 'allowed' } }));
     const allowed = { allowPrivate: false, allowHosts: [`localhost:${port()}`] };
