@@ -35,13 +35,15 @@ let browser: Browser;
 let site: FixtureServer;
 let sqsServer: { close(): void } & { address(): AddressInfo | string | null };
 let sqs: SQSClient;
+let sqsEndpoint: string;
 
 beforeAll(async () => {
   [browser, site] = await Promise.all([startBrowser(), startFixtureServer()]);
   sqsServer = (await createSqsServer({ port: 0, hostname: '127.0.0.1' })) as typeof sqsServer;
   const { port } = sqsServer.address() as AddressInfo;
+  sqsEndpoint = `http://127.0.0.1:${port}`;
   sqs = new SQSClient({
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: sqsEndpoint,
     region: 'us-east-1',
     credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
   });
@@ -110,7 +112,7 @@ async function setup(name: string, maxReceiveCount = 3) {
     evidence,
     runSample: pageRunner(runStore, calls),
     deadLetter: sqsDeadLetter(sqs, dlqUrl),
-    sendOutput: sqsSendOutput(sqs),
+    sendOutput: sqsSendOutput(sqs, { endpoint: sqsEndpoint }),
     maxReceiveCount,
   };
   return { deps, runStore, calls, dlqUrl, outUrl };

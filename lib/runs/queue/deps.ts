@@ -99,7 +99,10 @@ export function queueDepsFromEnv(
     runnerPaces: true,
     runSample: sliceLoop({ ...runtime, runStore: stores.runs, evidence: stores.evidence }),
     deadLetter: sqsDeadLetter(sqs, dlqUrl),
-    sendOutput: sqsSendOutput(sqs),
+    sendOutput: sqsSendOutput(
+      sqs,
+      nonEmpty(env.BROWSERFN_SQS_ENDPOINT) ? { endpoint: nonEmpty(env.BROWSERFN_SQS_ENDPOINT)! } : {},
+    ),
     maxReceiveCount: positiveInt(env, 'BROWSERFN_QUEUE_MAX_RECEIVE', 3),
     ...(log ? { log: (e) => log({ level: 'info', ...e }) } : {}),
   };

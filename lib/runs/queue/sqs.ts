@@ -29,8 +29,33 @@ export function sqsDeadLetter(client: SQSClient, dlqUrl: string): QueueDeps['dea
   };
 }
 
-export function sqsSendOutput(client: SQSClient): NonNullable<QueueDeps['sendOutput']> {
+/**
+ * Where a message may send its results: an SQS queue of AWS, or one on the endpoint the client was
+ * configured with (an emulator, a compatible service). The SDK sends to the queue URL's own host,
+ * signed with our credentials: any other host a message names would get that request.
+ */
+export function outputQueueRefused(queueUrl: string, endpoint?: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(queueUrl);
+  } catch {
+    return 'output.queueUrl: not a URL';
+  }
+  const aws =
+    url.protocol === 'https:' &&
+    /^(sqs\.[a-z0-9-]+\.amazonaws\.com(\.cn)?|queue\.amazonaws\.com)$/i.test(url.hostname);
+  if (aws) return undefined;
+  if (endpoint && new URL(endpoint).host === url.host) return undefined;
+  return `output.queueUrl: ${url.protocol}//${url.host} is not an SQS queue (https://sqs.<region>.amazonaws.com/…${endpoint ? ' or the configured endpoint' : ''})`;
+}
+
+export function sqsSendOutput(
+  client: SQSClient,
+  options: { endpoint?: string } = {},
+): NonNullable<QueueDeps['sendOutput']> {
   return async (queueUrl: string, result: ResultRecord) => {
+    const refused = outputQueueRefused(queueUrl, options.endpoint);
+    if (refused) throw new Error(refused);
     const { tenant: _tenant, ...visible } = result;
     await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(visible) }));
   };
