@@ -62,7 +62,8 @@ const served = handle(app);
 
 /** Each invocation gets its own temp folder, removed when it ends (invocation-tmp.ts). */
 export const handler = (...args: Parameters<typeof served>) =>
-  withInvocationTmp(() => served(...args), { warm: sharedBrowser });
+  // A browser that will not start fails only the calls that need it, as a JSON error, not every route.
+  withInvocationTmp(() => served(...args), { warm: () => sharedBrowser().catch(() => undefined) });
 
 /**
  * Closes the warm browser and the guard proxy with every connection it holds, after which nothing

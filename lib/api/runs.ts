@@ -15,7 +15,7 @@ import {
   resumeInput,
 } from '../runs/run-records.ts';
 import { type Sample, SamplesError, samplesFromCsv, samplesFromList } from '../runs/samples.ts';
-import { parseTaskSpec, SpecError, type TaskSpec } from '../runs/task-spec.ts';
+import { DEFAULT_RUN_CONCURRENCY, parseTaskSpec, SpecError, type TaskSpec } from '../runs/task-spec.ts';
 import { runEvidencePrefix } from '../store/keys.ts';
 import type { EvidenceStore, RunStore } from '../store/ports.ts';
 
@@ -38,12 +38,33 @@ export interface RunsApiDeps {
   activeRuns?(tenant: string): Promise<number>;
 }
 
-/** A 429 when the key already has its most runs in progress here, else undefined. */
-async function overRunLimit(c: Context<Env>, deps: RunsApiDeps) {
+/**
+ * A place for one more run of the key (release it once the run is launched, or not), or the 429
+ * when the key already has its most runs in progress. Starts not yet launched count as well: each
+ * request counts itself before its first await, so requests sent together cannot all slip in.
+ */
+async function reserveRun(
+  c: Context<Env>,
+  deps: RunsApiDeps,
+  starting: Map<string, number>,
+): Promise<{ release: () => void } | { refused: Response }> {
   const most = deps.limits?.runsPerTenant;
-  if (!most || !deps.activeRuns) return undefined;
-  if ((await deps.activeRuns(c.get('tenant'))) < most) return undefined;
-  return c.json(
+  if (!most || !deps.activeRuns) return { release: () => undefined };
+  const tenant = c.get('tenant');
+  const before = starting.get(tenant) ?? 0;
+  starting.set(tenant, before + 1);
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    const left = (starting.get(tenant) ?? 1) - 1;
+    if (left > 0) starting.set(tenant, left);
+    else starting.delete(tenant);
+  };
+  // A start launched meanwhile may be counted twice (here and as active): never once too few.
+  if ((await deps.activeRuns(tenant)) + before < most) return { release };
+  release();
+  const refused = c.json(
     {
       error: {
         kind: 'limit',
@@ -54,6 +75,7 @@ async function overRunLimit(c: Context<Env>, deps: RunsApiDeps) {
     429,
     { 'retry-after': '30' },
   );
+  return { refused };
 }
 
 type Env = { Variables: { tenant: string } };
@@ -183,6 +205,8 @@ function documentRoutes(registry: Registry): void {
 
 export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
   const { runStore, evidence } = deps;
+  /** Runs per key being started right now (created, not yet launched). */
+  const starting = new Map<string, number>();
   if ('openAPIRegistry' in app) documentRoutes(app.openAPIRegistry as Registry);
 
   app.post('/v1/runs', async (c) => {
@@ -215,25 +239,31 @@ export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
         path,
       );
     }
-    const busy = await overRunLimit(c, deps);
-    if (busy) return busy;
-    const tenant = c.get('tenant');
-    const input = await createRun(
-      runStore,
-      evidence,
-      'prompt' in start
-        ? {
-            tenant,
-            prompt: start.prompt,
-            ...(parsed.data.model ? { model: parsed.data.model } : {}),
-            ...(parsed.data.concurrency ? { concurrency: parsed.data.concurrency } : {}),
-          }
-        : { tenant, spec: start.spec, samples: start.samples },
-      deps.items,
-    );
-    const refused = await launchOrAnswer(c, deps, input);
-    if (refused) return refused;
-    return c.json({ runId: input.runId, status: 'queued' }, 202);
+    // A planned run gets the spec's default concurrency, unless this server allows less.
+    const planned = most ? Math.min(asked ?? DEFAULT_RUN_CONCURRENCY, most) : asked;
+    const place = await reserveRun(c, deps, starting);
+    if ('refused' in place) return place.refused;
+    try {
+      const tenant = c.get('tenant');
+      const input = await createRun(
+        runStore,
+        evidence,
+        'prompt' in start
+          ? {
+              tenant,
+              prompt: start.prompt,
+              ...(parsed.data.model ? { model: parsed.data.model } : {}),
+              ...(planned ? { concurrency: planned } : {}),
+            }
+          : { tenant, spec: start.spec, samples: start.samples },
+        deps.items,
+      );
+      const refused = await launchOrAnswer(c, deps, input);
+      if (refused) return refused;
+      return c.json({ runId: input.runId, status: 'queued' }, 202);
+    } finally {
+      place.release();
+    }
   });
 
   app.get('/v1/runs/:id', async (c) => {
@@ -324,8 +354,8 @@ export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
     if (!(await runStore.getRun(tenant, runId))) return notFound(c, runId);
     if (await deps.isActive?.(tenant, runId))
       return c.json({ error: { kind: 'conflict', message: `run ${runId} is still running` } }, 409);
-    const busy = await overRunLimit(c, deps);
-    if (busy) return busy;
+    const place = await reserveRun(c, deps, starting);
+    if ('refused' in place) return place.refused;
     try {
       const input = await resumeInput(runStore, evidence, tenant, runId, {}, deps.items);
       const refused = await launchOrAnswer(c, deps, input);
@@ -334,6 +364,8 @@ export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
     } catch (err) {
       if (err instanceof RunNotFound) return notFound(c, runId);
       throw err;
+    } finally {
+      place.release();
     }
   });
 }

@@ -110,16 +110,22 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
     if (isRemoteBrowser(browser)) {
       // BROWSERFN_CDP_URL: a browser elsewhere cannot reach our proxy; check each request instead.
       context = await newJobContext(browser, options);
-      guard = await installNetworkGuard(context, policy);
+      guard = await installNetworkGuard(context, policy).catch(async (err) => {
+        await context.close().catch(() => undefined);
+        throw err;
+      });
     } else {
       const proxy = await guardProxyFor(policy);
       context = await newJobContext(browser, { ...options, ...(proxy ? { proxy: proxyOption(proxy) } : {}) });
     }
-    page = await newPage(context);
     closeAll = async () => {
       await guard?.dispose();
       await context.close().catch(() => undefined);
     };
+    page = await newPage(context).catch(async (err) => {
+      await closeAll();
+      throw err;
+    });
   }
   const watch = watchPage(page, browser, {
     policy,

@@ -69,6 +69,25 @@ export function cancelOperatorHeaders(envValue: string | undefined): Record<stri
 
 const NULL_BODY_STATUS = new Set([101, 204, 205, 304]);
 
+/** Far beyond any model reply; a URL a caller chose must not make us hold more. */
+export const MAX_REPLY_BYTES = 32 * 1024 * 1024;
+
+async function readCapped(
+  body: AsyncIterable<Uint8Array> & { destroy(): void },
+): Promise<Uint8Array<ArrayBuffer>> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > MAX_REPLY_BYTES) {
+      body.destroy();
+      throw new Error(`the model reply is larger than ${MAX_REPLY_BYTES} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  return new Uint8Array(Buffer.concat(chunks));
+}
+
 /**
  * We ask for no compression (fetch would have, and decoded the reply itself); a server that
  * compresses anyway is decoded here, and the headers then describe the decoded body.
@@ -86,7 +105,8 @@ function decoded(body: Uint8Array<ArrayBuffer>, headers: Headers): Uint8Array<Ar
   if (!decode || body.length === 0) return body;
   headers.delete('content-encoding');
   headers.delete('content-length');
-  return new Uint8Array(decode(body));
+  // A reply that inflates past the cap (a compression bomb from a caller's URL) fails instead.
+  return new Uint8Array(decode(body, { maxOutputLength: MAX_REPLY_BYTES }));
 }
 
 function bodyOf(init: RequestInit): string | Uint8Array | undefined {
@@ -130,7 +150,7 @@ export function modelFetch(opts: { guard?: { policy: GuardPolicy; port: string }
     for (const [name, value] of Object.entries(res.headers))
       for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value])
         replyHeaders.append(name, v);
-    const bytes = decoded(new Uint8Array(await res.body.arrayBuffer()), replyHeaders);
+    const bytes = decoded(await readCapped(res.body), replyHeaders);
     return new Response(NULL_BODY_STATUS.has(res.statusCode) ? null : bytes, {
       status: res.statusCode,
       headers: replyHeaders,

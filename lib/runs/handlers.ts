@@ -116,6 +116,20 @@ async function throttled(
   return true;
 }
 
+/** `throttled`, then a token of the host's bucket (if the spec limits it) before asking again. */
+async function throttledThenPaced(
+  deps: RunDeps,
+  tenant: string,
+  spec: TaskSpec,
+  url: string,
+  retryAfter: string | undefined,
+  deadline: number,
+): Promise<boolean> {
+  if (!(await throttled(deps, tenant, url, retryAfter, deadline))) return false;
+  await pace(deps, tenant, spec, url, deadline);
+  return true;
+}
+
 /** Waits for the per-host token bucket shared by every worker (no limit configured: no wait). */
 async function pace(
   deps: RunDeps,
@@ -244,7 +258,7 @@ export function runHandlers(deps: RunDeps) {
             return { page: session.page, close: () => session.close() };
           },
           checkNavigation: (url) => assertNavigable(url, deps.policy),
-          onThrottle: (url, retryAfter) => throttled(deps, tenant, url, retryAfter, deadline),
+          onThrottle: (url, retryAfter) => throttledThenPaced(deps, tenant, spec, url, retryAfter, deadline),
           ...(deps.log ? { log: deps.log } : {}),
         },
         { deadline },

@@ -5,6 +5,9 @@
 import { z } from 'zod';
 import { keySegment } from '../store/keys.ts';
 
+/** Samples of a run worked on at once when its spec does not say. */
+export const DEFAULT_RUN_CONCURRENCY = 4;
+
 const host = z
   .string()
   .min(1)
@@ -73,7 +76,13 @@ export const TaskSpecSchema = z
       .record(host, RateLimitSchema)
       .optional()
       .describe('per-host pacing shared by all workers; the "default" entry applies to other hosts'),
-    concurrency: z.number().int().min(1).max(1000).default(4).describe('samples worked on at once'),
+    concurrency: z
+      .number()
+      .int()
+      .min(1)
+      .max(1000)
+      .default(DEFAULT_RUN_CONCURRENCY)
+      .describe('samples worked on at once'),
     wallClockSeconds: z.number().int().min(1).max(86_400).optional().describe('time limit per sample'),
     maxSlices: z
       .number()

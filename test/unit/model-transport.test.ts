@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { guardedLookup, ModelUrlBlockedError, modelFetch } from '../../lib/llm/transport.ts';
+import { guardedLookup, MAX_REPLY_BYTES, ModelUrlBlockedError, modelFetch } from '../../lib/llm/transport.ts';
 
 /** A resolver answering from a table, so no query leaves the process. */
 const table =
@@ -93,6 +93,31 @@ describe('modelFetch', () => {
       expect(seen).toEqual([
         { method: 'POST', type: 'application/json', body: '{"model":"m"}', encoding: undefined },
       ]);
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe('modelFetch limits', () => {
+  it('refuses a compressed reply that would inflate past the cap, instead of holding it', async () => {
+    const bomb = gzipSync(Buffer.alloc(MAX_REPLY_BYTES + 1024 * 1024));
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(bomb);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const err = await modelFetch()(`http://127.0.0.1:${port}/v1/chat/completions`, {
+        method: 'POST',
+        body: '{}',
+      }).then(
+        () => undefined,
+        (e: Error) => e,
+      );
+      expect(err).toBeInstanceOf(Error);
+      expect((err as NodeJS.ErrnoException).code).toBe('ERR_BUFFER_TOO_LARGE');
     } finally {
       server.close();
     }
