@@ -22,6 +22,7 @@ import {
 } from '../../lib/runs/queue/consumer.ts';
 import {
   FAILURE_REASON_ATTRIBUTE,
+  outputQueueRefused,
   runWorker,
   sqsDeadLetter,
   sqsSendOutput,
@@ -113,6 +114,7 @@ async function setup(name: string, maxReceiveCount = 3) {
     runSample: pageRunner(runStore, calls),
     deadLetter: sqsDeadLetter(sqs, dlqUrl),
     sendOutput: sqsSendOutput(sqs, { endpoint: sqsEndpoint }),
+    outputRefused: (url) => outputQueueRefused(url, sqsEndpoint),
     maxReceiveCount,
   };
   return { deps, runStore, calls, dlqUrl, outUrl };
@@ -128,13 +130,16 @@ const job = (jobId: string, paths: string[], extra: Record<string, unknown> = {}
 
 describe('queue consumer', () => {
   it('reports only the bad message of a batch and dead-letters it with the reason', async () => {
-    const { deps, runStore, dlqUrl } = await setup('batch');
+    const { deps, runStore, dlqUrl, calls } = await setup('batch');
+    // An output queue that is not an SQS queue (here: another loopback port; nothing is sent there).
+    const elsewhere = { output: { queueUrl: 'http://127.0.0.1:1/000000000000/out' } };
     const response = await handleQueueBatch(
       [
         { messageId: 'm1', body: job('j1', ['/login.html', '/products.html']), receiveCount: 1 },
         { messageId: 'm2', body: '{"task": {"spec": {}}, "urls": ["ftp://x"]}', receiveCount: 1 },
         { messageId: 'm3', body: 'not json', receiveCount: 1 },
         { messageId: 'm4', body: job('j4', ['/index.html']), receiveCount: 1 },
+        { messageId: 'm5', body: job('j5', ['/signup.html'], elsewhere), receiveCount: 1 },
       ],
       deps,
     );
@@ -145,9 +150,15 @@ describe('queue consumer', () => {
     expect(await runStore.listResults('acme', 'q-j4')).toHaveLength(1);
     const dead = await drain(dlqUrl);
     expect(dead.map((d) => d.reason).sort()).toEqual([
+      // At the first delivery: asking again would not make that queue acceptable.
+      expect.stringMatching(
+        /^after 1 deliveries: output\.queueUrl: http:\/\/127\.0\.0\.1:1 is not an SQS queue/,
+      ),
       'invalid message: urls.0: must be an http(s) URL',
       'message body is not JSON',
     ]);
+    // Refused before any page was opened for it.
+    expect(calls.some((c) => c.url.endsWith('/signup.html'))).toBe(false);
   });
 
   it('never writes a second result or repeats work for a redelivered message', async () => {

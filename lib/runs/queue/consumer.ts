@@ -41,6 +41,8 @@ export interface QueueDeps {
   deadLetter: (body: string, reason: string) => Promise<void>;
   /** Sends one result onwards (an output queue named by the message). */
   sendOutput?: (queueUrl: string, result: ResultRecord) => Promise<void>;
+  /** Why results may not go to this output queue, checked before any sample runs; undefined: they may. */
+  outputRefused?: (queueUrl: string) => string | undefined;
   /** The runner waits for the host's rate limit itself (the run's slice does): do not take a token twice. */
   runnerPaces?: boolean;
   /** After this many deliveries a failing message is dead-lettered (match the queue's redrive policy). */
@@ -79,6 +81,9 @@ function hostLimit(
 }
 
 async function processMessage(record: QueueRecord, message: QueueMessage, deps: QueueDeps): Promise<void> {
+  // Asking again will not make the queue acceptable: to the DLQ at once, before any page is opened.
+  const refusedOutput = message.output?.queueUrl && deps.outputRefused?.(message.output.queueUrl);
+  if (refusedOutput) throw new PermanentError(refusedOutput);
   const jobId = message.jobId ?? record.messageId;
   const runId = runIdForJob(jobId);
   const spec = await resolveSpec(message, deps);

@@ -16,7 +16,7 @@ import { type Stores, storesFromEnv } from '../../store/config.ts';
 import { type RunDeps, runHandlers } from '../handlers.ts';
 import { parseTaskSpec, SpecError } from '../task-spec.ts';
 import { PermanentError, type QueueDeps, type RunSample } from './consumer.ts';
-import { sqsDeadLetter, sqsSendOutput } from './sqs.ts';
+import { outputQueueRefused, sqsDeadLetter, sqsSendOutput } from './sqs.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -99,6 +99,7 @@ export function queueDepsFromEnv(
     runnerPaces: true,
     runSample: sliceLoop({ ...runtime, runStore: stores.runs, evidence: stores.evidence }),
     deadLetter: sqsDeadLetter(sqs, dlqUrl),
+    outputRefused: (url) => outputQueueRefused(url, nonEmpty(env.BROWSERFN_SQS_ENDPOINT)),
     sendOutput: sqsSendOutput(
       sqs,
       nonEmpty(env.BROWSERFN_SQS_ENDPOINT) ? { endpoint: nonEmpty(env.BROWSERFN_SQS_ENDPOINT)! } : {},
