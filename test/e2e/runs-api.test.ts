@@ -33,8 +33,22 @@ beforeAll(async () => {
     const reply = finishWith({ title: headingIn(req) ?? null });
     return modelDelayMs ? { delayMs: modelDelayMs, reply } : reply;
   });
+  const app = runsApp();
+  ({ server, base } = await serveOnLoopback(app.fetch));
+});
+afterAll(async () => {
+  server?.close();
+  await closeGuardProxies();
+  await browser?.close();
+  await site?.close();
+  await llm?.close();
+  await stores?.cleanup();
+});
+
+/** The API with local runs on this file's stores, browser and scripted model; `limits` as a server sets them. */
+function runsApp(limits?: { runsPerTenant: number; concurrency: number }) {
   const policy = { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] };
-  const app = createApp({
+  return createApp({
     keys: new Map([
       ['key-a', 'tenant-a'],
       ['key-b', 'tenant-b'],
@@ -51,18 +65,10 @@ beforeAll(async () => {
         OPENAI_BASE_URL: llm.openaiBaseURL,
         BROWSERFN_MODEL: 'openai/gpt-4.1-mini',
       },
+      ...(limits ? { limits } : {}),
     }),
   });
-  ({ server, base } = await serveOnLoopback(app.fetch));
-});
-afterAll(async () => {
-  server?.close();
-  await closeGuardProxies();
-  await browser?.close();
-  await site?.close();
-  await llm?.close();
-  await stores?.cleanup();
-});
+}
 
 const call = (method: string, path: string, body?: unknown, key = 'key-a') =>
   fetch(base + path, {
@@ -272,27 +278,7 @@ describe('runs API', () => {
   });
 
   it('holds a key to its runs in progress and its samples at once (429 limit / 400 naming the field)', async () => {
-    const policy = { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] };
-    const limited = createApp({
-      keys: new Map([
-        ['key-a', 'tenant-a'],
-        ['key-b', 'tenant-b'],
-      ]),
-      policy,
-      browser: async () => browser,
-      runs: localRunsApi({
-        runStore: stores.runStore,
-        evidence: stores.evidence,
-        browser: async () => browser,
-        policy,
-        env: {
-          OPENAI_API_KEY: 'sk-test',
-          OPENAI_BASE_URL: llm.openaiBaseURL,
-          BROWSERFN_MODEL: 'openai/gpt-4.1-mini',
-        },
-        limits: { runsPerTenant: 1, concurrency: 2 },
-      }),
-    });
+    const limited = runsApp({ runsPerTenant: 1, concurrency: 2 });
     const start = (body: unknown, key = 'key-a') =>
       limited.request('/v1/runs', {
         method: 'POST',
