@@ -1,6 +1,7 @@
 import type { Frame, Page } from 'playwright-core';
 import type { WatchMark } from './injected/watch.ts';
 import type { FrameCollect } from './tree.ts';
+import type { Snapshot } from './types.ts';
 
 /**
  * A page read held for reuse while the page provably stays the same.
@@ -27,6 +28,36 @@ export interface HeldRead {
   live: Frame[];
   mark: WatchMark;
   at: number;
+  /** Snapshots already built from this read (see builtFrom): they go when the read goes. */
+  built?: BuiltSnapshot[];
+}
+
+/** A snapshot built from a held read, with the options that shaped it. */
+export interface BuiltSnapshot {
+  /** Budget, chunk and secrets: what changes the text whatever the page holds. */
+  shape: string;
+  keywords: string;
+  /** Whether the budget left lines out: only then do the keywords (which lines win) matter. */
+  trimmed: boolean;
+  snapshot: Snapshot;
+}
+
+/** Calls in a row on one held read seldom use more shapes than this (observe, extract, act). */
+const BUILT_MAX = 4;
+
+/**
+ * The snapshot a held read already gave for the same shape: the same page read the same way is
+ * the same text, so a second observe on an unchanged page skips the build. Keywords only pick
+ * which lines a budget keeps; on a page the budget did not trim they change nothing.
+ */
+export function builtFrom(read: HeldRead, shape: string, keywords: string): Snapshot | undefined {
+  return read.built?.find((b) => b.shape === shape && (!b.trimmed || b.keywords === keywords))?.snapshot;
+}
+
+export function keepBuilt(read: HeldRead, entry: BuiltSnapshot): void {
+  read.built ??= [];
+  if (read.built.length >= BUILT_MAX) read.built.shift();
+  read.built.push(entry);
 }
 
 /** What decides whether a held read may answer now: pure, so the rule can be tested alone. */

@@ -1,10 +1,13 @@
 import type { Frame, Page } from 'playwright-core';
 import {
+  builtFrom,
   CHANGE_BINDING,
   expectAhead,
   forgetRead,
+  type HeldRead,
   heldRead,
   holdRead,
+  keepBuilt,
   readAheadOf,
   startWalk,
   watchChanges,
@@ -177,7 +180,7 @@ async function collectOrReuse(
   options: SnapshotCallOptions,
   quietMs?: number,
   isReadAhead = false,
-): Promise<{ collected: FrameCollect[]; live: Frame[] } | undefined> {
+): Promise<{ collected: FrameCollect[]; live: Frame[]; held?: HeldRead } | undefined> {
   if (!options.reuse) {
     forgetRead(page);
     startWalk(page);
@@ -188,7 +191,7 @@ async function collectOrReuse(
   const ahead = isReadAhead ? undefined : readAheadOf(page);
   if (ahead) await withinTime(ahead);
   const held = heldRead(page, key);
-  if (held) return { collected: held.collected, live: held.live };
+  if (held) return { collected: held.collected, live: held.live, held };
   forgetRead(page);
   const watch = (await watchChanges(page)) ? CHANGE_BINDING : undefined;
   const walk = startWalk(page);
@@ -250,6 +253,10 @@ async function read(
   const got = await collectOrReuse(page, options, quietMs);
   if (!got) return undefined;
   const { collected, live } = got;
+  const shape = JSON.stringify([options.budget, options.chunk, options.secrets ?? null]);
+  const keywords = JSON.stringify(options.keywords ?? []);
+  const built = got.held && builtFrom(got.held, shape, keywords);
+  if (built) return built;
   // Page-wide ids: stable per element; a new top document starts over, a new frame document
   // forgets only its own.
   const ids = collected[0]!.raw.fresh ? resetIdSpace(page) : idSpace(page);
@@ -372,5 +379,7 @@ async function read(
   }
   attachFrames(snap, live, localIds);
   snap.stats.ms = Math.round((performance.now() - started) * 10) / 10;
+  if (got.held)
+    keepBuilt(got.held, { shape, keywords, trimmed: (selection?.omitted ?? 0) > 0, snapshot: snap });
   return snap;
 }

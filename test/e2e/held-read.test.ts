@@ -135,6 +135,32 @@ describe('held reads', () => {
     expect(await walks()).toBe(byAct + 1);
   });
 
+  it('calls on one held read each get the page as they asked: their secrets hidden, their keywords kept', async () => {
+    const page = await open('/login.html');
+    await page.fill('#email', 'ada.private@acme.test');
+    const plain = () => snapshot(page, { reuse: true, budget: 6000 });
+    const hidden = () =>
+      snapshot(page, { reuse: true, budget: 6000, secrets: { mail: 'ada.private@acme.test' } });
+    await plain();
+    const walks = await countWalks(page);
+    expect((await plain()).tree).toContain('ada.private@acme.test');
+    expect((await hidden()).tree).not.toContain('ada.private@acme.test');
+    expect((await hidden()).tree).toContain('%mail%');
+    expect((await plain()).tree).toContain('ada.private@acme.test');
+    expect(await walks()).toBe(0);
+
+    await page.goto(`${site.url}/store.html`);
+    const under = (word: string) => snapshot(page, { reuse: true, budget: 400, keywords: [word] });
+    await under('Footer');
+    const footer = await under('Footer');
+    const prairie = await under('Prairie');
+    expect(footer.omitted).toBeDefined();
+    expect(footer.tree).toMatch(/Footer link 1$/m);
+    expect(prairie.tree).not.toMatch(/Footer link 1$/m);
+    expect(prairie.tree).toContain('Prairie');
+    expect((await under('Footer')).tree).toBe(footer.tree);
+  });
+
   it('scrolling is seen: what left the viewport is no longer marked in it', async () => {
     const page = await open('/scroll.html');
     const inView = async () =>

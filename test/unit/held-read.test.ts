@@ -2,14 +2,17 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { mayChangePage } from '../../lib/api/stagehand/cdp-filter.ts';
 import {
+  builtFrom,
   type HeldRead,
   HOLD_MS,
   heldRead,
   holdRead,
+  keepBuilt,
   mayReuse,
   parseNotice,
   startWalk,
 } from '../../lib/perception/held-read.ts';
+import type { Snapshot } from '../../lib/perception/types.ts';
 
 const held = (over: Partial<HeldRead> = {}): HeldRead => ({
   key: 'k',
@@ -100,5 +103,35 @@ describe('the page’s change notice', () => {
     expect(parseNotice('k3x9')).toBeUndefined();
     expect(parseNotice(':3')).toBeUndefined();
     expect(parseNotice('k3x9:many')).toBeUndefined();
+  });
+});
+
+describe('snapshots built from a held read', () => {
+  const snap = (tree: string) => ({ tree }) as Snapshot;
+
+  it('gives back the one built for the same budget and secrets, whatever the keywords, when nothing was trimmed', () => {
+    const read = held();
+    const whole = snap('whole page');
+    keepBuilt(read, { shape: 'b6000', keywords: '["sign"]', trimmed: false, snapshot: whole });
+    expect(builtFrom(read, 'b6000', '["tick"]')).toBe(whole);
+    expect(builtFrom(read, 'b6000|secrets', '["sign"]')).toBeUndefined();
+    expect(builtFrom(read, 'b600', '["sign"]')).toBeUndefined();
+  });
+
+  it('under a budget that trimmed lines, only for the same keywords', () => {
+    const read = held();
+    const trimmed = snap('the lines "footer" won');
+    keepBuilt(read, { shape: 'b600', keywords: '["footer"]', trimmed: true, snapshot: trimmed });
+    expect(builtFrom(read, 'b600', '["footer"]')).toBe(trimmed);
+    expect(builtFrom(read, 'b600', '["prairie"]')).toBeUndefined();
+  });
+
+  it('keeps the latest few, oldest let go first', () => {
+    const read = held();
+    for (let i = 0; i < 5; i++)
+      keepBuilt(read, { shape: `s${i}`, keywords: '[]', trimmed: false, snapshot: snap(`t${i}`) });
+    expect(builtFrom(read, 's0', '[]')).toBeUndefined();
+    expect(builtFrom(read, 's4', '[]')?.tree).toBe('t4');
+    expect(builtFrom(read, 's1', '[]')?.tree).toBe('t1');
   });
 });
