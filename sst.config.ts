@@ -42,6 +42,7 @@ export default $config({
       BROWSERFN_STATE_MACHINE_ARN: stateMachineArn,
       BROWSERFN_DLQ_URL: dlq.url,
       BROWSERFN_OUTPUT_QUEUE_URL: output.url,
+      BROWSERFN_QUEUE_URL: jobs.url,
       BROWSERFN_MODEL: process.env.BROWSERFN_MODEL ?? '',
       BROWSERFN_API_KEYS: process.env.BROWSERFN_API_KEYS ?? '',
     };
@@ -72,6 +73,7 @@ export default $config({
       bucketArn: bucket.arn,
       dlqArn: dlq.arn,
       outputQueueArn: output.arn,
+      jobsQueueArn: jobs.arn,
       stateMachineArn,
       functionArns: $resolve({
         api: fns.api.arn,

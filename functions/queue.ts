@@ -15,11 +15,17 @@ export interface SqsEvent {
 
 let setup: QueueSetup | undefined;
 
+/** The part of Lambda's context we read. */
+export interface QueueContext {
+  getRemainingTimeInMillis(): number;
+}
+
 /**
  * SQS → each message's URLs run as samples of the job's run; `batchItemFailures` names the messages to
- * redeliver, so one bad message does not bring its whole batch back.
+ * redeliver, so one bad message does not bring its whole batch back. Work stops in time for the
+ * function's timeout: what is left goes back on the queue (BROWSERFN_QUEUE_URL).
  */
-export const handler = (event: SqsEvent): Promise<BatchResponse> =>
+export const handler = (event: SqsEvent, context?: QueueContext): Promise<BatchResponse> =>
   withInvocationTmp(
     () => {
       setup ??= queueDepsFromEnv(runtime);
@@ -28,7 +34,10 @@ export const handler = (event: SqsEvent): Promise<BatchResponse> =>
         body: r.body,
         receiveCount: Number(r.attributes?.ApproximateReceiveCount ?? 1),
       }));
-      return handleQueueBatch(records, setup.deps);
+      const deps = context
+        ? { ...setup.deps, timeLeftMs: () => context.getRemainingTimeInMillis() }
+        : setup.deps;
+      return handleQueueBatch(records, deps);
     },
     { warm: sharedBrowser },
   );

@@ -10,6 +10,8 @@ export interface StackResources {
   bucketArn: string;
   dlqArn: string;
   outputQueueArn: string;
+  /** The job queue the consumer reads, and sends a job it ran out of time for back to. */
+  jobsQueueArn: string;
   stateMachineArn: string;
   functionArns: Record<FunctionName, string>;
 }
@@ -147,8 +149,9 @@ export function grantsFor(name: FunctionName, r: StackResources): Grant[] {
       return [
         { actions: [...TABLE_READ, ...TABLE_WRITE], resources: table },
         { actions: [...OBJECT_READ, ...OBJECT_WRITE], resources: objects },
-        // Receive/Delete on the source queue come with the subscription; we only send onwards.
-        { actions: ['sqs:SendMessage'], resources: [r.dlqArn, r.outputQueueArn] },
+        // Receive/Delete on the source queue come with the subscription; we send onwards, and a
+        // job the invocation's time could not finish back onto its own queue.
+        { actions: ['sqs:SendMessage'], resources: [r.dlqArn, r.outputQueueArn, r.jobsQueueArn] },
       ];
   }
 }

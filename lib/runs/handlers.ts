@@ -55,6 +55,8 @@ export interface RunDeps {
 const Ids = z.object({ tenant: z.string().min(1), runId: z.string().min(1) });
 const SliceEvent = Ids.extend({
   sampleId: z.string().min(1),
+  /** Less working time than the configured budget, for a caller with less time left (the queue). */
+  budgetMs: z.number().int().positive().optional(),
   crash: z.object({ Error: z.string().optional(), Cause: z.string().optional() }).optional(),
 });
 const PlanEvent = Ids.extend({ prompt: z.string().min(1), concurrency: z.number().int().min(1).optional() });
@@ -237,7 +239,7 @@ export function runHandlers(deps: RunDeps) {
       const attempts = sample.attempts + 1;
       await deps.runStore.updateSample(tenant, runId, sampleId, { status: 'running', attempts });
       if (attempts > spec.maxSlices) throw new Error(`sample did not end within ${spec.maxSlices} slices`);
-      const deadline = Date.now() + budget;
+      const deadline = Date.now() + Math.min(budget, e.budgetMs ?? budget);
       deps.onSliceStart?.(sampleId);
       await pace(deps, tenant, spec, state.url, deadline);
       const storageState = await authState(deps, tenant, spec);

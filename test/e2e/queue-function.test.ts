@@ -25,6 +25,7 @@ let sqs: SQSClient;
 let dir: string;
 let containerTmp: string;
 let dlqUrl: string;
+let jobsUrl: string;
 const originalTmp = process.env.TMPDIR;
 
 beforeAll(async () => {
@@ -38,6 +39,7 @@ beforeAll(async () => {
     credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
   });
   dlqUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'fn-dlq' }))).QueueUrl!;
+  jobsUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'fn-own-jobs' }))).QueueUrl!;
   dir = await mkdtemp(join(tmpdir(), 'bfn-qfn-'));
   // The container's /tmp: a folder of this test's own, so what the handler leaves there can be seen.
   containerTmp = await mkdtemp(join(tmpdir(), 'bfn-qfn-tmp-'));
@@ -48,6 +50,7 @@ beforeAll(async () => {
     BROWSERFN_EVIDENCE_DIR: join(dir, 'evidence'),
     BROWSERFN_SQS_ENDPOINT: endpoint,
     BROWSERFN_DLQ_URL: dlqUrl,
+    BROWSERFN_QUEUE_URL: jobsUrl,
     BROWSERFN_QUEUE_TENANT: 'jobs',
     AWS_ACCESS_KEY_ID: 'test',
     AWS_SECRET_ACCESS_KEY: 'test',
@@ -154,6 +157,47 @@ describe('the queue Lambda (functions/queue.ts)', () => {
     expect(after).toEqual(results);
     // A warm invocation leaves the container's /tmp as it found it.
     expect((await readdir(containerTmp)).sort()).toEqual(warmTmp);
+  });
+
+  it('a job longer than its invocation goes on in a new message and finishes there, each URL once', async () => {
+    const { handler } = await import('../../functions/queue.ts');
+    const body = { ...job(['/products/brass-bell.html', '/products/oak-desk.html']), jobId: 'long1' };
+    const asked = llm.requests.length;
+    // Ten minutes left until the first sample has asked its model; then a few seconds.
+    const closeToTimeout = {
+      getRemainingTimeInMillis: () => (llm.requests.length > asked ? 5_000 : 600_000),
+    };
+    const first = await handler({ Records: [message('m-long', body)] }, closeToTimeout);
+    expect(first.batchItemFailures).toEqual([]);
+    const store = new LocalRunStore(join(dir, 'runs'));
+    expect((await store.listResults('jobs', 'q-long1')).map((r) => [r.sampleId, r.data])).toEqual([
+      ['u001', { title: 'Brass Bell' }],
+    ]);
+
+    // The rest of the job is on the job queue again, as a first delivery of the same job.
+    const queued = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: jobsUrl,
+        MaxNumberOfMessages: 10,
+        MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+        AttributeNames: ['All'],
+      }),
+    );
+    expect(queued.Messages).toHaveLength(1);
+    const next = queued.Messages![0]!;
+    expect(JSON.parse(next.Body!)).toEqual(body);
+    expect(next.Attributes?.ApproximateReceiveCount).toBe('1');
+
+    const plenty = { getRemainingTimeInMillis: () => 600_000 };
+    const second = await handler({ Records: [message(next.MessageId!, next.Body!)] }, plenty);
+    expect(second.batchItemFailures).toEqual([]);
+    expect((await store.listResults('jobs', 'q-long1')).map((r) => [r.sampleId, r.data])).toEqual([
+      ['u001', { title: 'Brass Bell' }],
+      ['u002', { title: 'Oak Desk' }],
+    ]);
+    // Each page was read once: the first URL was not worked on again.
+    expect(llm.requests.length - asked).toBe(2);
+    expect((await store.getRun('jobs', 'q-long1'))?.status).toBe('done');
   });
 
   it('an invocation’s temp files go when it ends, even when it throws', async () => {

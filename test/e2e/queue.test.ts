@@ -16,6 +16,7 @@ import { mergePolicy } from '../../lib/browser/guard-policy.ts';
 import { openSession } from '../../lib/browser/session.ts';
 import {
   type BatchResponse,
+  FINISH_MARGIN_MS,
   handleQueueBatch,
   type QueueDeps,
   type SampleJob,
@@ -174,6 +175,37 @@ describe('queue consumer', () => {
     expect(forwarded).toHaveLength(2);
     expect(forwarded.map((f) => JSON.parse(f.body).sampleId).sort()).toEqual(['u001', 'u002']);
     expect(forwarded.some((f) => f.body.includes('"tenant"'))).toBe(false);
+  });
+
+  it('stops in time: later work goes back to SQS when it cannot be requeued, and a slice gets only the time left', async () => {
+    const { deps, runStore, calls, dlqUrl } = await setup('deadline');
+    let timeLeft = 200_000;
+    const budgets: (number | undefined)[] = [];
+    const runPage = deps.runSample;
+    const response = await handleQueueBatch(
+      [
+        { messageId: 'm1', body: job('t1', ['/login.html', '/signup.html']), receiveCount: 1 },
+        { messageId: 'm2', body: job('t2', ['/index.html']), receiveCount: 1 },
+        { messageId: 'm3', body: 'not json', receiveCount: 1 },
+      ],
+      {
+        ...deps,
+        sliceMs: 240_000,
+        timeLeftMs: () => timeLeft,
+        runSample: async (sample, nextBudget) => {
+          budgets.push(nextBudget?.());
+          await runPage(sample);
+          // The first page took most of what the invocation had left.
+          timeLeft = 50_000;
+        },
+      },
+    );
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }, { itemIdentifier: 'm2' }]);
+    expect(calls.map((c) => new URL(c.url).pathname)).toEqual(['/login.html']);
+    expect(budgets).toEqual([200_000 - FINISH_MARGIN_MS]);
+    expect((await runStore.listResults('acme', 'q-t1')).map((r) => r.sampleId)).toEqual(['u001']);
+    // A malformed message still goes to the DLQ at once: that costs no time.
+    expect((await drain(dlqUrl)).map((d) => d.reason)).toEqual(['message body is not JSON']);
   });
 
   it('retries a failing message through SQS and dead-letters it after maxReceiveCount with the reason', async () => {

@@ -99,3 +99,47 @@ describe('a run of agents', () => {
     expect((run?.totals as { counts: Record<string, number> }).counts).toMatchObject({ done: 2, failed: 1 });
   });
 });
+
+describe('a slice asked for less working time (the queue near its timeout)', () => {
+  it('works to that deadline, and never past the configured budget', async () => {
+    const spec = parseTaskSpec({
+      goal: 'screenshot the product, then report its name as title',
+      outputSchema: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] },
+      maxSteps: 5,
+    });
+    const tenant = 'budgets';
+    const input = await createRun(stores.runStore, stores.evidence, {
+      tenant,
+      spec,
+      samples: ['a', 'b', 'c'].map((sampleId) => ({
+        sampleId,
+        url: `${site.url}/products/steel-kettle.html`,
+        input: {},
+      })),
+    });
+    const given: Record<string, number> = {};
+    const timed: SliceRunner = {
+      newState: agentSliceRunner.newState,
+      runSlice: (state, deps, opts) => {
+        given[state.sampleId] = opts.deadline - Date.now();
+        return agentSliceRunner.runSlice(state, deps, opts);
+      },
+    };
+    const handlers = runHandlers(runDeps(stores, browser, site, llm, { slices: timed }));
+    const ids = { tenant, runId: input.runId };
+    await handlers.slice({ ...ids, sampleId: 'a', budgetMs: 20_000 });
+    await handlers.slice({ ...ids, sampleId: 'b', budgetMs: 10_000_000 });
+    await handlers.slice({ ...ids, sampleId: 'c' });
+    expect(given.a).toBeGreaterThan(15_000);
+    expect(given.a).toBeLessThanOrEqual(20_000);
+    // The configured budget (runDeps: 60 s) caps a caller that asks for more.
+    expect(given.b).toBeGreaterThan(55_000);
+    expect(given.b).toBeLessThanOrEqual(60_000);
+    expect(given.c).toBeGreaterThan(55_000);
+    expect((await stores.runStore.listResults(tenant, input.runId)).map((r) => r.status)).toEqual([
+      'done',
+      'done',
+      'done',
+    ]);
+  });
+});

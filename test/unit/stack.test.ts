@@ -17,6 +17,7 @@ const resources: StackResources = {
   bucketArn: 'arn:aws:s3:::evidence',
   dlqArn: 'arn:aws:sqs:eu-west-1:111122223333:jobs-dlq',
   outputQueueArn: 'arn:aws:sqs:eu-west-1:111122223333:results',
+  jobsQueueArn: 'arn:aws:sqs:eu-west-1:111122223333:jobs',
   stateMachineArn: 'arn:aws:states:eu-west-1:111122223333:stateMachine:runs',
   functionArns: {
     api: 'arn:aws:lambda:eu-west-1:111122223333:function:api',
@@ -51,7 +52,7 @@ describe('stack grants', () => {
     for (const n of names) expect(actionsOf(n).filter((a) => /Delete/.test(a))).toEqual([]);
     expect(
       grantsFor('queue', resources).find((g) => g.actions.includes('sqs:SendMessage'))?.resources,
-    ).toEqual([resources.dlqArn, resources.outputQueueArn]);
+    ).toEqual([resources.dlqArn, resources.outputQueueArn, resources.jobsQueueArn]);
   });
 
   it('let the state machine invoke the run functions and not the API or the queue consumer', () => {

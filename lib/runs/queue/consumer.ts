@@ -1,7 +1,8 @@
 /**
  * The queue consumer: each message is a small run (one sample per URL). Results are written once per
  * job and URL, so a redelivered message finds its results and does nothing twice; a message that keeps
- * failing goes to the DLQ with the reason, and one bad message never re-delivers its whole batch.
+ * failing goes to the DLQ with the reason, and one bad message never re-delivers its whole batch. A
+ * batch longer than its invocation goes on in a new delivery of the same job (see `nextSliceBudget`).
  */
 import { keySegment } from '../../store/keys.ts';
 import type { EvidenceStore, JsonObject, RateLimit, ResultRecord, RunStore } from '../../store/ports.ts';
@@ -28,9 +29,31 @@ export interface SampleJob {
 /**
  * Runs one sample to its end and writes its result with `RunStore.putResult` (write-once). Throws only
  * for infrastructure failures worth a retry (browser gone, model down); a page where the task fails is
- * a `failed` result, not a throw.
+ * a `failed` result, not a throw. `nextBudget`, when given, is asked before each slice for its working
+ * time; undefined means no time is left to start one (throw `OutOfTimeError`).
  */
-export type RunSample = (job: SampleJob) => Promise<void>;
+export type RunSample = (job: SampleJob, nextBudget?: () => number | undefined) => Promise<void>;
+
+/** Too little of the invocation is left to start another slice: the job goes on in a new delivery. */
+export class OutOfTimeError extends Error {
+  constructor() {
+    super('too little time left in this invocation to start another slice');
+  }
+}
+
+/** Time kept after a slice's budget for its checkpoint, result and page close (infra's queue margin). */
+export const FINISH_MARGIN_MS = 60_000;
+/** A slice with less working time than this would spend most of it opening the page. */
+export const MIN_SLICE_MS = 30_000;
+
+/**
+ * The working time the next slice may have in an invocation with `timeLeftMs` to go: the configured
+ * slice budget, cut to what leaves the finish margin; undefined when that is under MIN_SLICE_MS.
+ */
+export function nextSliceBudget(timeLeftMs: number, sliceMs: number): number | undefined {
+  const budget = Math.min(sliceMs, timeLeftMs - FINISH_MARGIN_MS);
+  return budget >= MIN_SLICE_MS ? Math.floor(budget) : undefined;
+}
 
 export interface QueueDeps {
   tenant: string;
@@ -47,6 +70,15 @@ export interface QueueDeps {
   runnerPaces?: boolean;
   /** After this many deliveries a failing message is dead-lettered (match the queue's redrive policy). */
   maxReceiveCount: number;
+  /** The invocation's time left (Lambda); absent, work runs to its end (the polling worker). */
+  timeLeftMs?: () => number;
+  /** A slice's configured working time (BROWSERFN_SLICE_MS). */
+  sliceMs?: number;
+  /**
+   * Puts a body on the job queue as a new message: a job the invocation's time could not finish goes
+   * on there, as a first delivery, instead of timing out and counting towards the DLQ.
+   */
+  requeue?: (body: string) => Promise<void>;
   log?: (event: { msg: string; [k: string]: unknown }) => void;
 }
 
@@ -80,6 +112,9 @@ function hostLimit(
   return limit ? { key: rateBucketKey(tenant, limit.host), limit } : undefined;
 }
 
+const budgetOf = (deps: QueueDeps) =>
+  deps.timeLeftMs ? () => nextSliceBudget(deps.timeLeftMs!(), deps.sliceMs ?? MIN_SLICE_MS) : undefined;
+
 async function processMessage(record: QueueRecord, message: QueueMessage, deps: QueueDeps): Promise<void> {
   // Asking again will not make the queue acceptable: to the DLQ at once, before any page is opened.
   const refusedOutput = message.output?.queueUrl && deps.outputRefused?.(message.output.queueUrl);
@@ -109,13 +144,16 @@ async function processMessage(record: QueueRecord, message: QueueMessage, deps: 
       updatedAt: now,
     })),
   );
+  const nextBudget = budgetOf(deps);
   for (const [i, url] of message.urls.entries()) {
     const sampleId = sampleIdFor(i);
     let result = await deps.runStore.getResult(deps.tenant, runId, sampleId);
     if (!result) {
+      if (nextBudget && nextBudget() === undefined) throw new OutOfTimeError();
       const paced = deps.runnerPaces ? undefined : hostLimit(spec, url, deps.tenant);
       if (paced) await waitForToken(deps.runStore, paced.key, paced.limit);
-      await deps.runSample({ tenant: deps.tenant, runId, sampleId, url, input: message.input ?? {}, spec });
+      const job = { tenant: deps.tenant, runId, sampleId, url, input: message.input ?? {}, spec };
+      await deps.runSample(job, nextBudget);
       result = await deps.runStore.getResult(deps.tenant, runId, sampleId);
       if (!result) throw new Error(`sample ${sampleId} ended without a result`);
       deps.log?.({ msg: 'queue sample done', runId, sampleId, status: result.status });
@@ -138,9 +176,36 @@ async function sendOnce(queueUrl: string, result: ResultRecord, deps: QueueDeps)
   await deps.evidence.put(marker, queueUrl);
 }
 
+/**
+ * A job the invocation ran out of time for: sent again as a new message naming the same job, so its
+ * finished samples are found and the rest run. Without a way to send it (or when sending fails) it
+ * stays a failure of this batch, and SQS delivers it again.
+ */
+async function continueLater(
+  record: QueueRecord,
+  message: QueueMessage,
+  deps: QueueDeps,
+  failures: { itemIdentifier: string }[],
+): Promise<void> {
+  const jobId = message.jobId ?? record.messageId;
+  try {
+    if (!deps.requeue) throw new Error('no job queue to send it to');
+    await deps.requeue(JSON.stringify({ ...message, jobId }));
+    deps.log?.({ msg: 'queue job continues in a new message', messageId: record.messageId, jobId });
+  } catch (err) {
+    deps.log?.({
+      msg: 'queue job out of time; left for redelivery',
+      messageId: record.messageId,
+      reason: (err as Error).message,
+    });
+    failures.push({ itemIdentifier: record.messageId });
+  }
+}
+
 /** Handles one SQS batch (Lambda event or a worker's poll) and reports the records to retry. */
 export async function handleQueueBatch(records: QueueRecord[], deps: QueueDeps): Promise<BatchResponse> {
   const failures: { itemIdentifier: string }[] = [];
+  let outOfTime = false;
   for (const record of records) {
     const parsed = parseQueueMessage(record.body);
     if (!parsed.ok) {
@@ -149,9 +214,18 @@ export async function handleQueueBatch(records: QueueRecord[], deps: QueueDeps):
       deps.log?.({ msg: 'queue message dead-lettered', messageId: record.messageId, reason: parsed.reason });
       continue;
     }
+    if (outOfTime) {
+      await continueLater(record, parsed.message, deps, failures);
+      continue;
+    }
     try {
       await processMessage(record, parsed.message, deps);
     } catch (err) {
+      if (err instanceof OutOfTimeError) {
+        outOfTime = true;
+        await continueLater(record, parsed.message, deps, failures);
+        continue;
+      }
       const reason = (err as Error).message;
       const final = err instanceof PermanentError || record.receiveCount >= deps.maxReceiveCount;
       deps.log?.({ msg: 'queue message failed', messageId: record.messageId, reason, final });

@@ -7,6 +7,8 @@
  *   BROWSERFN_QUEUE_TENANT          tenant the queue's runs belong to (default "default")
  *   BROWSERFN_QUEUE_MAX_RECEIVE     deliveries before a failing message is dead-lettered (default 3;
  *                                   match the queue's redrive policy)
+ *   BROWSERFN_QUEUE_URL             the job queue itself: where a job the invocation's time could not
+ *                                   finish goes on as a new message (Lambda; without it, SQS redelivers)
  *
  * plus the stores of lib/store/config.ts. A sample runs through the run handlers' slice loop, the same
  * code a run's state machine calls, so a queue job and a run write results the same way (once).
@@ -15,8 +17,8 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { type Stores, storesFromEnv } from '../../store/config.ts';
 import { type RunDeps, runHandlers } from '../handlers.ts';
 import { parseTaskSpec, SpecError } from '../task-spec.ts';
-import { PermanentError, type QueueDeps, type RunSample } from './consumer.ts';
-import { outputQueueRefused, sqsDeadLetter, sqsSendOutput } from './sqs.ts';
+import { OutOfTimeError, PermanentError, type QueueDeps, type RunSample } from './consumer.ts';
+import { outputQueueRefused, sqsDeadLetter, sqsRequeue, sqsSendOutput } from './sqs.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -42,7 +44,7 @@ function positiveInt(env: Env, name: string, fallback: number): number {
 /** Runs one queued sample to its end, slice after slice, through the run handlers. */
 export function sliceLoop(deps: RunDeps): RunSample {
   const handlers = runHandlers(deps);
-  return async (job) => {
+  return async (job, nextBudget) => {
     try {
       parseTaskSpec(job.spec);
     } catch (err) {
@@ -53,7 +55,9 @@ export function sliceLoop(deps: RunDeps): RunSample {
     const ids = { tenant: job.tenant, runId: job.runId, sampleId: job.sampleId };
     // The slice handler fails a sample that needs more than its spec's maxSlices: this loop ends.
     for (;;) {
-      const out = await handlers.slice(ids);
+      const budgetMs = nextBudget?.();
+      if (nextBudget && budgetMs === undefined) throw new OutOfTimeError();
+      const out = await handlers.slice(budgetMs === undefined ? ids : { ...ids, budgetMs });
       if (out.final) return;
     }
   };
@@ -91,6 +95,7 @@ export function queueDepsFromEnv(
   const stores = overrides.stores ?? storesFromEnv(env);
   const sqs = sqsClientFromEnv(env);
   const log = runtime.log;
+  const queueUrl = nonEmpty(env.BROWSERFN_QUEUE_URL);
   const deps: QueueDeps = {
     tenant: nonEmpty(env.BROWSERFN_QUEUE_TENANT) ?? 'default',
     runStore: stores.runs,
@@ -105,6 +110,8 @@ export function queueDepsFromEnv(
       nonEmpty(env.BROWSERFN_SQS_ENDPOINT) ? { endpoint: nonEmpty(env.BROWSERFN_SQS_ENDPOINT)! } : {},
     ),
     maxReceiveCount: positiveInt(env, 'BROWSERFN_QUEUE_MAX_RECEIVE', 3),
+    ...(runtime.sliceBudgetMs ? { sliceMs: runtime.sliceBudgetMs } : {}),
+    ...(queueUrl ? { requeue: sqsRequeue(sqs, queueUrl) } : {}),
     ...(log ? { log: (e) => log({ level: 'info', ...e }) } : {}),
   };
   return { deps, sqs, stores };

@@ -29,6 +29,13 @@ export function sqsDeadLetter(client: SQSClient, dlqUrl: string): QueueDeps['dea
   };
 }
 
+/** Sends a job message back onto the job queue, where it is a first delivery again. */
+export function sqsRequeue(client: SQSClient, queueUrl: string): NonNullable<QueueDeps['requeue']> {
+  return async (body) => {
+    await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
+  };
+}
+
 /**
  * Where a message may send its results: an SQS queue of AWS, or one on the endpoint the client was
  * configured with (an emulator, a compatible service). The SDK sends to the queue URL's own host,
