@@ -40,7 +40,13 @@ export interface AppDeps extends OpDeps, Pick<AgentRouteDeps, 'agentStores'> {
 /** The calls that open a page and hold it until they answer. */
 const PAGE_CALLS = new Set(['/v1/act', '/v1/observe', '/v1/extract', '/v1/agent']);
 
-type Env = { Variables: { tenant: string } };
+type Env = {
+  Variables: {
+    tenant: string;
+    /** The call's page work, which can outlast its answer (a deadline answers first). */
+    pageWork?: Promise<unknown>;
+  };
+};
 
 /** Every route and the methods it answers. */
 const METHODS: Record<string, string[]> = {
@@ -105,9 +111,14 @@ const route = <Req extends z.ZodType, Res extends z.ZodType>(
 
 /**
  * Runs `fn` under the request deadline; on timeout the page is closed, the model call in flight
- * is cancelled (no more retries) and a 504 says what it was still waiting for.
+ * is cancelled (no more retries) and a 504 says what it was still waiting for. `started` gets the
+ * work itself, which may still be closing its page after the 504 is sent.
  */
-async function deadline<T>(ms: number, fn: (signal: AbortSignal, doing: Doing) => Promise<T>): Promise<T> {
+async function deadline<T>(
+  ms: number,
+  fn: (signal: AbortSignal, doing: Doing) => Promise<T>,
+  started: (work: Promise<unknown>) => void,
+): Promise<T> {
   const controller = new AbortController();
   const doing: Doing = { what: 'the browser to start' };
   let timer: NodeJS.Timeout | undefined;
@@ -118,8 +129,10 @@ async function deadline<T>(ms: number, fn: (signal: AbortSignal, doing: Doing) =
       reject(new OpError('timeout', `request took longer than ${ms} ms, waiting for ${what}`));
     }, ms);
   });
+  const work = fn(controller.signal, doing);
+  started(work.catch(() => undefined));
   try {
-    return await Promise.race([fn(controller.signal, doing), timeout]);
+    return await Promise.race([work, timeout]);
   } finally {
     clearTimeout(timer);
   }
@@ -222,7 +235,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     try {
       await next();
     } finally {
-      leave();
+      // A call answered by its deadline still holds a page until that page is closed.
+      const work = c.get('pageWork');
+      if (work) void work.finally(leave);
+      else leave();
     }
   });
   app.onError((err, c) => {
@@ -241,7 +257,12 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     c: Context<Env>,
     body: Parameters<typeof withPage>[0],
     op: Parameters<typeof withPage<T>>[4],
-  ) => deadline(timeoutMs, (signal, doing) => withPage(body, c.get('tenant'), deps, signal, op, doing));
+  ) =>
+    deadline(
+      timeoutMs,
+      (signal, doing) => withPage(body, c.get('tenant'), deps, signal, op, doing),
+      (work) => c.set('pageWork', work),
+    );
 
   app.openapi(
     route('/v1/act', 'Do what an instruction says on a page', ActRequest, ActResponse),

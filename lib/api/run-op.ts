@@ -190,6 +190,8 @@ export async function withPage<T>(
         throw new OpError('unreachable', (err as Error).message.split('\n')[0] ?? '');
       throw dead() ? crashedError(req.url) : openFailure(err, req);
     }
+    // The caller has had its 504: nothing may be done on a page that opened after it.
+    if (signal.aborted) throw new OpError('timeout', 'the request deadline passed while the page opened');
     doing.what = `the page ${req.url ?? req.cdpUrl}`;
     const cache = deps.cacheFor?.(tenant);
     const s = session;

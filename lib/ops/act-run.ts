@@ -5,7 +5,7 @@ import type { Usage } from '../llm/types.ts';
 import type { Snapshot } from '../perception/types.ts';
 import { elementById } from '../perception/types.ts';
 import { emptyUsage } from './page-state.ts';
-import type { ActResult, OpContext, OpErrorKind, ResolvedBy } from './types.ts';
+import { type ActResult, type OpContext, OpError, type OpErrorKind, type ResolvedBy } from './types.ts';
 
 interface Step {
   action: Action;
@@ -57,6 +57,8 @@ export class Run {
   }
 
   async exec(action: Action, snap: Snapshot): Promise<ActionOutcome> {
+    // The caller has been answered (a deadline, a client gone): no action may follow that answer.
+    if (this.ctx.signal?.aborted) throw new OpError('timeout', 'the call was cancelled before this action');
     let outcome = await executeAction(this.ctx.page, action, {
       snapshot: snap,
       ...(this.ctx.variables ? { variables: this.ctx.variables } : {}),

@@ -241,6 +241,33 @@ describe('HTTP API over real HTTP', () => {
     expect(Date.now() - started).toBeLessThan(2500);
   });
 
+  it('does nothing on a page that opens after the 504, and keeps the key busy until that page is closed', async () => {
+    const slowApp = createApp({
+      keys: new Map([['k', 't']]),
+      policy: { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] },
+      browser: async () => browser,
+      env: {},
+      requestTimeoutMs: 400,
+      maxCallsPerTenant: 1,
+    });
+    const call = (path: string, url: string, instruction: string) =>
+      slowApp.request(path, {
+        method: 'POST',
+        headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+        body: JSON.stringify({ url, instruction }),
+      });
+    const late = await call('/v1/act', `${site.url}/slow?ms=1200&button`, 'click the Buy now button');
+    expect(late.status).toBe(504);
+    // Its page is still loading: the key's one call is still in use.
+    expect((await call('/v1/observe', `${site.url}/login.html`, 'the Sign in button')).status).toBe(429);
+    await new Promise((r) => setTimeout(r, 2000));
+    // The page opened after the answer: the click the caller was told had timed out never happened.
+    expect(site.hits.filter((h) => h.startsWith('/slow?ms=1200'))).toHaveLength(1);
+    expect(site.hits).not.toContain('/bought');
+    const after = await call('/v1/observe', `${site.url}/login.html`, 'the Sign in button');
+    expect(after.status).toBe(200);
+  });
+
   it("keeps each tenant's action cache to itself", async () => {
     const body = { url: `${site.url}/login.html`, instruction: 'tick the remember me checkbox' };
     const first = await (await post('/v1/act', body, 'key-a')).json();

@@ -285,6 +285,24 @@ describe('act', () => {
   });
 });
 
+describe('act after its caller was answered', () => {
+  it('carries out nothing once the deadline passed or the client went away', async () => {
+    const session = await fixtureSession(browser, site, '/login.html');
+    try {
+      const cancelled = new AbortController();
+      cancelled.abort();
+      const err = await act(
+        { ...opContext(session), signal: cancelled.signal },
+        'click the Sign in button',
+      ).catch((e) => e);
+      expect(err.kind).toBe('timeout');
+      expect(await session.page.locator('#status').textContent()).toBe('');
+    } finally {
+      await session.close();
+    }
+  });
+});
+
 describe('observe', () => {
   it('lists matching elements that act then runs without a model call', async () => {
     const session = await fixtureSession(browser, site, '/products.html');

@@ -84,6 +84,32 @@ describe('the Stagehand SDK on browserfn', () => {
     );
   });
 
+  it('an act past its timeout fails, and nothing is done on the page after that answer', async () => {
+    // The model answers after the call's deadline.
+    env.llm.setHandler((r) => ({
+      delayMs: 1200,
+      reply: {
+        json: {
+          elementId: idInPrompt(r.text, 'checkbox', 'Remember me'),
+          method: 'check',
+          arguments: [],
+          twoStep: false,
+          reason: 'the remember-me box',
+        },
+      },
+    }));
+    const page = a.context.pages()[0]!;
+    const ticked = () =>
+      page.evaluate(() => (document.querySelector('input[type=checkbox]') as HTMLInputElement).checked);
+    expect(await ticked()).toBe(false);
+    const err = await a
+      .act('something to tick so that I stay signed in', { timeout: 300 })
+      .catch((e: Error) => e);
+    expect(String(err)).toMatch(/longer than 300 ms/);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await ticked()).toBe(false);
+  });
+
   it('observe returns actions that act replays with no model call', async () => {
     env.llm.setHandler((r) => ({
       json: {

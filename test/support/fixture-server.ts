@@ -68,7 +68,11 @@ export async function startFixtureServer(): Promise<FixtureServer> {
     }
     if (path === '/slow') {
       const ms = Math.min(Number(url.searchParams.get('ms') ?? 500), 10_000);
-      return setTimeout(() => send(200, TYPES['.html']!, `<p>slow ${ms}</p>`), ms);
+      // `&button`: a page with something to do on it, which tells the server when it is done.
+      const button = url.searchParams.has('button')
+        ? `<button onclick="fetch('/bought')">Buy now</button>`
+        : '';
+      return setTimeout(() => send(200, TYPES['.html']!, `<p>slow ${ms}</p>${button}`), ms);
     }
     const busy = /^\/busy\/([\w-]+)$/.exec(path);
     if (busy) {

@@ -35,6 +35,8 @@ export interface CallEnv {
   /** Whether the caller lets the server's action cache answer (the SDK's `serverCache`). */
   serverCache: boolean;
   emit: Emitter;
+  /** Aborted when the call's deadline passes or its client goes away. */
+  signal: AbortSignal;
 }
 
 const tokenUsage = (u: Usage | undefined): ReplayAction['tokenUsage'] => ({
@@ -78,6 +80,7 @@ async function opContext(
     options,
     // A session's page takes call after call: an observe then an extract read it once.
     reuseReads: true,
+    signal: env.signal,
     ...(choice.llm ? { llm: choice.llm } : {}),
     ...(variables ? { variables } : {}),
     ...(cache ? { cache } : {}),
@@ -210,7 +213,7 @@ export async function runAgentExecute(env: CallEnv, body: z.infer<typeof AgentEx
     llm: choice.llm,
     checkNavigation: (url) => assertNavigable(url, env.deps.policy),
     log: opLog(env.emit),
-    signal: env.emit.signal,
+    signal: env.signal,
   });
   const u = result.usage;
   record(env, {

@@ -73,13 +73,25 @@ export function toFailure(err: unknown, log: OpDeps['log']): Failure {
   return { status, kind: body.error.kind, message: body.error.message };
 }
 
-async function withDeadline<T>(ms: number, fn: () => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` until `ms` pass; the signal it gets is aborted then, or when the client goes away, so
+ * nothing is done on the page after the caller has its answer.
+ */
+async function withDeadline<T>(
+  ms: number,
+  clientGone: AbortSignal,
+  fn: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const expired = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new OpError('timeout', `the call took longer than ${ms} ms`)), ms);
+    timer = setTimeout(() => {
+      expired.abort();
+      reject(new OpError('timeout', `the call took longer than ${ms} ms`));
+    }, ms);
   });
   try {
-    return await Promise.race([fn(), timeout]);
+    return await Promise.race([fn(AbortSignal.any([expired.signal, clientGone])), timeout]);
   } finally {
     clearTimeout(timer);
   }
@@ -264,14 +276,13 @@ export function stagehandRoutes(deps: StagehandRouteDeps): Hono<Env> {
       const serverCache = c.req.header('browserbase-cache-bypass') !== 'true';
       return respond(
         c.req.header('x-stream-response') === 'true',
-        (emit) => {
-          const env: CallEnv = { session: s, page, deps, headerKey, serverCache, emit };
-          return registry.using(s, () =>
-            withDeadline(timeoutMs, () =>
-              (run as (e: CallEnv, b: unknown) => Promise<unknown>)(env, body.value),
-            ),
-          );
-        },
+        (emit) =>
+          registry.using(s, () =>
+            withDeadline(timeoutMs, emit.signal, (signal) => {
+              const env: CallEnv = { session: s, page, deps, headerKey, serverCache, emit, signal };
+              return (run as (e: CallEnv, b: unknown) => Promise<unknown>)(env, body.value);
+            }),
+          ),
         (err) => toFailure(err, deps.log),
       );
     });
