@@ -141,7 +141,17 @@ async function pace(
   deadline: number,
 ): Promise<void> {
   const limit = rateLimitFor(spec, url);
-  if (!limit) return;
+  if (!limit) {
+    // No pace of its own, but a host that answered "too many requests" is paused for every sample
+    // of the tenant: a read, so runs with no limit do not contend on the bucket.
+    const host = new URL(url).host.toLowerCase();
+    const until = await deps.runStore.bucketPausedUntil(rateBucketKey(tenant, host));
+    const waitMs = until - Date.now();
+    if (waitMs <= 0) return;
+    if (Date.now() + waitMs > deadline) throw new Error(`${host} asked us to wait past this slice`);
+    await new Promise((r) => setTimeout(r, waitMs));
+    return;
+  }
   for (;;) {
     const d = await deps.runStore.takeToken(rateBucketKey(tenant, limit.host), limit, Date.now());
     if (d.granted) return;

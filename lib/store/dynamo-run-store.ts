@@ -373,6 +373,10 @@ export class DynamoRunStore implements RunStore {
     return { granted: false, waitMs: 20 + Math.round(Math.random() * 30) };
   }
 
+  async bucketPausedUntil(key: string): Promise<number> {
+    return (await this.readBucket(key))?.pausedUntilMs ?? 0;
+  }
+
   async pauseBucket(key: string, untilMs: number): Promise<void> {
     for (let attempt = 0; attempt < 50; attempt++) {
       const state = await this.readBucket(key);

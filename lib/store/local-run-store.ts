@@ -160,6 +160,10 @@ export class LocalRunStore implements RunStore {
     });
   }
 
+  async bucketPausedUntil(key: string): Promise<number> {
+    return (await readJsonFile<BucketState>(this.bucketFile(key)))?.pausedUntilMs ?? 0;
+  }
+
   async pauseBucket(key: string, untilMs: number): Promise<void> {
     const file = this.bucketFile(key);
     await withFileLock(file, async () => {

@@ -129,6 +129,8 @@ export interface RunStore {
   takeToken(key: string, limit: RateLimit, nowMs: number): Promise<RateDecision>;
   /** Holds the bucket of `key` closed until `untilMs` for everyone (a 429 or Retry-After from a site). */
   pauseBucket(key: string, untilMs: number): Promise<void>;
+  /** Until when the bucket of `key` is paused (0: it is not), read without taking anything. */
+  bucketPausedUntil(key: string): Promise<number>;
 }
 
 export interface EvidenceObject {

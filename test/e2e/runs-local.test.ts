@@ -9,11 +9,12 @@ import { runHandlers } from '../../lib/runs/handlers.ts';
 import { startLocalRun } from '../../lib/runs/local-runner.ts';
 import { createRun } from '../../lib/runs/run-records.ts';
 import type { SliceRunner } from '../../lib/runs/slice-runner.ts';
-import { parseTaskSpec } from '../../lib/runs/task-spec.ts';
+import { parseTaskSpec, rateBucketKey } from '../../lib/runs/task-spec.ts';
 import { storesFromEnv } from '../../lib/store/config.ts';
 import { evidenceKey, runEvidencePrefix } from '../../lib/store/keys.ts';
 import { manifestKey, verifyRun } from '../../lib/store/manifest-store.ts';
 import type { EvidenceStore, RunStore } from '../../lib/store/ports.ts';
+import { reportThrottle } from '../../lib/store/rate-gate.ts';
 import { type AwsLocal, startAwsLocal } from '../support/aws-local.ts';
 import { startBrowser } from '../support/browser.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
@@ -317,6 +318,30 @@ describe.each(BACKENDS)('a run on the local state machine, stores on %s', (_name
     expect(asks('oak-chair')).toBe(4);
     expect(asks('fern-pot')).toBe(4);
     expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
+  });
+
+  it('a host paused by a 429 holds back the tenant’s samples of runs with no rate limit for it, not other tenants’', async () => {
+    const host = `127.0.0.1:${site.port}`;
+    const runOf = async (tenant: string) =>
+      createRun(stores.runStore, stores.evidence, {
+        tenant,
+        spec: parseTaskSpec(spec),
+        samples: [{ sampleId: 'pan', url: `${site.url}/products/iron-pan.html`, input: {} }],
+      });
+    const [paused, other] = await Promise.all([runOf('held'), runOf('free')]);
+    // Another run of tenant "held" met a 429 on this host a moment ago, with Retry-After: 2.
+    await reportThrottle(stores.runStore, rateBucketKey('held', host), '2');
+    const timed = async (input: Awaited<ReturnType<typeof runOf>>) => {
+      const started = Date.now();
+      await startLocalRun(input, runHandlers(runDeps(stores, browser, site, llm))).result;
+      const [result] = await stores.runStore.listResults(input.tenant, input.runId);
+      return { ms: Date.now() - started, status: result?.status, data: result?.data };
+    };
+    const [held, free] = await Promise.all([timed(paused), timed(other)]);
+    expect(held).toMatchObject({ status: 'done', data: { title: 'Iron Pan' } });
+    expect(free).toMatchObject({ status: 'done', data: { title: 'Iron Pan' } });
+    expect(held.ms).toBeGreaterThanOrEqual(1800);
+    expect(free.ms).toBeLessThan(held.ms - 1000);
   });
 
   it('auth profile from the store signs every sample in, in its own context; rate limit paces the host', async () => {
