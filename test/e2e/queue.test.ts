@@ -208,6 +208,34 @@ describe('queue consumer', () => {
     expect((await drain(dlqUrl)).map((d) => d.reason)).toEqual(['message body is not JSON']);
   });
 
+  it('a function timeout too short for any slice fails its messages saying so, instead of sending them round', async () => {
+    const { deps, calls, dlqUrl } = await setup('tooshort', 2);
+    const requeued: string[] = [];
+    const tight: QueueDeps = {
+      ...deps,
+      sliceMs: 240_000,
+      timeLeftMs: () => 50_000,
+      requeue: async (body) => {
+        requeued.push(body);
+      },
+    };
+    const first = await handleQueueBatch(
+      [{ messageId: 'm1', body: job('s1', ['/login.html']), receiveCount: 1 }],
+      tight,
+    );
+    expect(first.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }]);
+    const last = await handleQueueBatch(
+      [{ messageId: 'm1', body: job('s1', ['/login.html']), receiveCount: 2 }],
+      tight,
+    );
+    expect(last.batchItemFailures).toEqual([]);
+    expect(requeued).toEqual([]);
+    expect(calls).toEqual([]);
+    expect((await drain(dlqUrl)).map((d) => d.reason)).toEqual([
+      expect.stringMatching(/^after 2 deliveries: the invocation had too little time to start one slice/),
+    ]);
+  });
+
   it('retries a failing message through SQS and dead-letters it after maxReceiveCount with the reason', async () => {
     const { deps, dlqUrl } = await setup('poison', 3);
     // Visibility outlasts a batch's work here, as QUEUE.visibilityTimeoutSeconds does on AWS.

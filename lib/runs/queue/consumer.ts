@@ -112,10 +112,25 @@ function hostLimit(
   return limit ? { key: rateBucketKey(tenant, limit.host), limit } : undefined;
 }
 
-const budgetOf = (deps: QueueDeps) =>
-  deps.timeLeftMs ? () => nextSliceBudget(deps.timeLeftMs!(), deps.sliceMs ?? MIN_SLICE_MS) : undefined;
+/** The invocation's slice clock, and whether it ever had time for a slice (see handleQueueBatch). */
+function sliceClock(deps: QueueDeps) {
+  const clock = { hadTime: false, next: undefined as (() => number | undefined) | undefined };
+  const timeLeftMs = deps.timeLeftMs;
+  if (timeLeftMs)
+    clock.next = () => {
+      const budget = nextSliceBudget(timeLeftMs(), deps.sliceMs ?? MIN_SLICE_MS);
+      if (budget !== undefined) clock.hadTime = true;
+      return budget;
+    };
+  return clock;
+}
 
-async function processMessage(record: QueueRecord, message: QueueMessage, deps: QueueDeps): Promise<void> {
+async function processMessage(
+  record: QueueRecord,
+  message: QueueMessage,
+  deps: QueueDeps,
+  nextBudget: (() => number | undefined) | undefined,
+): Promise<void> {
   // Asking again will not make the queue acceptable: to the DLQ at once, before any page is opened.
   const refusedOutput = message.output?.queueUrl && deps.outputRefused?.(message.output.queueUrl);
   if (refusedOutput) throw new PermanentError(refusedOutput);
@@ -144,7 +159,6 @@ async function processMessage(record: QueueRecord, message: QueueMessage, deps: 
       updatedAt: now,
     })),
   );
-  const nextBudget = budgetOf(deps);
   for (const [i, url] of message.urls.entries()) {
     const sampleId = sampleIdFor(i);
     let result = await deps.runStore.getResult(deps.tenant, runId, sampleId);
@@ -205,7 +219,21 @@ async function continueLater(
 /** Handles one SQS batch (Lambda event or a worker's poll) and reports the records to retry. */
 export async function handleQueueBatch(records: QueueRecord[], deps: QueueDeps): Promise<BatchResponse> {
   const failures: { itemIdentifier: string }[] = [];
+  const clock = sliceClock(deps);
   let outOfTime = false;
+  const failed = async (record: QueueRecord, err: unknown) => {
+    const reason = (err as Error).message;
+    const final = err instanceof PermanentError || record.receiveCount >= deps.maxReceiveCount;
+    deps.log?.({ msg: 'queue message failed', messageId: record.messageId, reason, final });
+    if (final) await deps.deadLetter(record.body, `after ${record.receiveCount} deliveries: ${reason}`);
+    else failures.push({ itemIdentifier: record.messageId });
+  };
+  // An invocation that never had time for one slice would send its jobs round forever: that is a
+  // function timeout too short for BROWSERFN_SLICE_MS, and each message fails saying so.
+  const tooShort = () =>
+    new Error(
+      `the invocation had too little time to start one slice: give the function a timeout of at least BROWSERFN_SLICE_MS + ${(FINISH_MARGIN_MS + MIN_SLICE_MS) / 1000} s`,
+    );
   for (const record of records) {
     const parsed = parseQueueMessage(record.body);
     if (!parsed.ok) {
@@ -215,22 +243,20 @@ export async function handleQueueBatch(records: QueueRecord[], deps: QueueDeps):
       continue;
     }
     if (outOfTime) {
-      await continueLater(record, parsed.message, deps, failures);
+      if (clock.hadTime) await continueLater(record, parsed.message, deps, failures);
+      else await failed(record, tooShort());
       continue;
     }
     try {
-      await processMessage(record, parsed.message, deps);
+      await processMessage(record, parsed.message, deps, clock.next);
     } catch (err) {
-      if (err instanceof OutOfTimeError) {
-        outOfTime = true;
-        await continueLater(record, parsed.message, deps, failures);
+      if (!(err instanceof OutOfTimeError)) {
+        await failed(record, err);
         continue;
       }
-      const reason = (err as Error).message;
-      const final = err instanceof PermanentError || record.receiveCount >= deps.maxReceiveCount;
-      deps.log?.({ msg: 'queue message failed', messageId: record.messageId, reason, final });
-      if (final) await deps.deadLetter(record.body, `after ${record.receiveCount} deliveries: ${reason}`);
-      else failures.push({ itemIdentifier: record.messageId });
+      outOfTime = true;
+      if (clock.hadTime) await continueLater(record, parsed.message, deps, failures);
+      else await failed(record, tooShort());
     }
   }
   return { batchItemFailures: failures };
