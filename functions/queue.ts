@@ -1,6 +1,11 @@
 import { sharedBrowser } from '../lib/browser/session.ts';
-import { type BatchResponse, handleQueueBatch } from '../lib/runs/queue/consumer.ts';
+import {
+  type BatchResponse,
+  EARLIER_DELIVERIES_ATTRIBUTE,
+  handleQueueBatch,
+} from '../lib/runs/queue/consumer.ts';
 import { type QueueSetup, queueDepsFromEnv } from '../lib/runs/queue/deps.ts';
+import { earlierDeliveries } from '../lib/runs/queue/sqs.ts';
 import { withInvocationTmp } from './invocation-tmp.ts';
 import { runtime } from './run-handlers.ts';
 
@@ -10,6 +15,7 @@ export interface SqsEvent {
     messageId: string;
     body: string;
     attributes?: { ApproximateReceiveCount?: string };
+    messageAttributes?: Record<string, { stringValue?: string }>;
   }[];
 }
 
@@ -33,6 +39,7 @@ export const handler = (event: SqsEvent, context?: QueueContext): Promise<BatchR
         messageId: r.messageId,
         body: r.body,
         receiveCount: Number(r.attributes?.ApproximateReceiveCount ?? 1),
+        ...earlierDeliveries(r.messageAttributes?.[EARLIER_DELIVERIES_ATTRIBUTE]?.stringValue),
       }));
       const deps = context
         ? { ...setup.deps, timeLeftMs: () => context.getRemainingTimeInMillis() }

@@ -24,6 +24,8 @@ export interface AgentDeps {
   variables?: Record<string, string>;
   log?: (event: AgentLogEvent) => void;
   onStep?: (step: StepRecord) => void;
+  /** Aborted when the caller stopped waiting (its deadline, a client gone): no step or action follows. */
+  signal?: AbortSignal;
 }
 
 export interface SliceOptions {

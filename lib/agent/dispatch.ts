@@ -51,6 +51,8 @@ export interface DispatchContext {
   evidence: EvidenceStore;
   variables?: Record<string, string> | undefined;
   checkNavigation?: ((url: string) => Promise<void>) | undefined;
+  /** The caller stopped waiting: the calls left are not carried out. */
+  signal?: AbortSignal | undefined;
 }
 
 const urlPath = (url: string) => {
@@ -269,6 +271,8 @@ export async function dispatch(
   const results: ToolResult[] = [];
   let current = ctx.seen;
   for (const [i, call] of calls.entries()) {
+    if (ctx.signal?.aborted)
+      return { results, skipped: calls.length - i, abort: 'the caller stopped waiting' };
     const started = performance.now();
     const key = actionKey(call, ctx.page.url());
     let r: Omit<ToolResult, 'ms' | 'key' | 'tool' | 'input'>;

@@ -120,6 +120,8 @@ export async function runSlice(input: AgentState, deps: AgentDeps, opts: SliceOp
   try {
     while (!isFinal(state)) {
       tick();
+      // The caller has its answer: the state is checkpointed below, and nothing more is done.
+      if (deps.signal?.aborted) break;
       if (state.infraErrorsInRow >= maxInfra) {
         state.retryable = true;
         await stopWith(

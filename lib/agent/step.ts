@@ -209,6 +209,7 @@ export async function runStep(rt: SliceRuntime): Promise<StepOutcome> {
     schemaName: 'next_actions',
     schemaDescription: 'Your reflection and the tool calls for this step.',
     maxTokens: 2048,
+    ...(deps.signal ? { signal: deps.signal } : {}),
   });
   const modelMs = performance.now() - modelStarted;
   addToUsage(state, decided.usage);
@@ -226,6 +227,7 @@ export async function runStep(rt: SliceRuntime): Promise<StepOutcome> {
       evidence: deps.evidence,
       variables: deps.variables,
       checkNavigation: deps.checkNavigation,
+      signal: deps.signal,
     },
     calls,
   );

@@ -109,6 +109,9 @@ const route = <Req extends z.ZodType, Res extends z.ZodType>(
     },
   });
 
+/** The longest a call's slot stays taken after its answer, while its page work winds down. */
+const SLOT_HOLD_AFTER_ANSWER_MS = 30_000;
+
 /**
  * Runs `fn` under the request deadline; on timeout the page is closed, the model call in flight
  * is cancelled (no more retries) and a 504 says what it was still waiting for. `started` gets the
@@ -235,10 +238,17 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     try {
       await next();
     } finally {
-      // A call answered by its deadline still holds a page until that page is closed.
+      // A call answered by its deadline still holds a page until that page is closed; a page work
+      // that hangs (a browser that never answers) gives the slot back after a while all the same.
       const work = c.get('pageWork');
-      if (work) void work.finally(leave);
-      else leave();
+      if (work) {
+        const cap = setTimeout(leave, SLOT_HOLD_AFTER_ANSWER_MS);
+        cap.unref();
+        void work.finally(() => {
+          clearTimeout(cap);
+          leave();
+        });
+      } else leave();
     }
   });
   app.onError((err, c) => {

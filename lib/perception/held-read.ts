@@ -162,20 +162,22 @@ export function heldRead(page: Page, key: string): HeldRead | undefined {
   return mayReuse(h, now) ? h : undefined;
 }
 
-/** Keeps a fresh read (taken with its notice armed) for the next read-only call. */
+/** Keeps a fresh read (taken with its notice armed) for the next read-only call; returns it. */
 export function holdRead(
   page: Page,
   key: string,
   collected: FrameCollect[],
   live: Frame[],
   walk: number,
-): void {
+): HeldRead | undefined {
   const mark = collected[0]?.raw.watch;
   if (!mark || collected.length !== 1 || walks.get(page) !== walk) {
     forgetRead(page);
-    return;
+    return undefined;
   }
   // Reused, it is no longer the document's first read: ids must not start over.
   const kept = collected.map((c) => ({ ...c, raw: { ...c.raw, fresh: false } }));
-  held.set(page, { key, collected: kept, live, mark, at: performance.now() });
+  const read = { key, collected: kept, live, mark, at: performance.now() };
+  held.set(page, read);
+  return read;
 }

@@ -196,8 +196,11 @@ async function collectOrReuse(
   const watch = (await watchChanges(page)) ? CHANGE_BINDING : undefined;
   const walk = startWalk(page);
   const got = await collectAll(page, options, quietMs, watch);
-  if (got) holdRead(page, key, got.collected, got.live, walk);
-  return got;
+  if (!got) return undefined;
+  // The snapshot this call builds is the one later calls would build from the held copy (same
+  // walk, same ids): it is kept with it.
+  const kept = holdRead(page, key, got.collected, got.live, walk);
+  return kept ? { ...got, held: kept } : got;
 }
 
 /** Pages whose walks cost too much to make one that may go unused. */

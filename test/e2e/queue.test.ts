@@ -26,7 +26,9 @@ import {
   outputQueueRefused,
   runWorker,
   sqsDeadLetter,
+  sqsRequeue,
   sqsSendOutput,
+  toQueueRecord,
 } from '../../lib/runs/queue/sqs.ts';
 import { LocalEvidenceStore } from '../../lib/store/local-evidence-store.ts';
 import { LocalRunStore } from '../../lib/store/local-run-store.ts';
@@ -233,6 +235,52 @@ describe('queue consumer', () => {
     expect(calls).toEqual([]);
     expect((await drain(dlqUrl)).map((d) => d.reason)).toEqual([
       expect.stringMatching(/^after 2 deliveries: the invocation had too little time to start one slice/),
+    ]);
+  });
+
+  it('a job sent round for time keeps count of its failed deliveries, so one that keeps failing still reaches the DLQ', async () => {
+    const { deps, dlqUrl } = await setup('carry', 2);
+    const own = await queue('carry-own');
+    let timeLeft = 200_000;
+    const runPage = deps.runSample;
+    const clocked: QueueDeps = {
+      ...deps,
+      sliceMs: 240_000,
+      timeLeftMs: () => timeLeft,
+      requeue: sqsRequeue(sqs, own),
+      runSample: async (sample, nextBudget) => {
+        await runPage(sample, nextBudget);
+        timeLeft = 50_000;
+      },
+    };
+    // Port 9 on loopback is not allow-listed: this job fails on every delivery. It failed once already.
+    const bad = JSON.stringify({ jobId: 'bad2', task: { spec: {} }, urls: ['http://127.0.0.1:9/'] });
+    const first = await handleQueueBatch(
+      [
+        { messageId: 'm1', body: job('ok2', ['/login.html']), receiveCount: 1 },
+        { messageId: 'm2', body: bad, receiveCount: 2 },
+      ],
+      clocked,
+    );
+    expect(first.batchItemFailures).toEqual([]);
+    const got = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: own,
+        MaxNumberOfMessages: 10,
+        MessageAttributeNames: ['All'],
+        MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+        AttributeNames: ['All'],
+      }),
+    );
+    const records = (got.Messages ?? []).map(toQueueRecord);
+    expect(records.map((r) => [JSON.parse(r.body).jobId, r.receiveCount, r.earlierDeliveries])).toEqual([
+      ['bad2', 1, 1],
+    ]);
+    // Its next delivery fails again: its second in all, and maxReceiveCount is 2.
+    const second = await handleQueueBatch(records, deps);
+    expect(second.batchItemFailures).toEqual([]);
+    expect((await drain(dlqUrl)).map((d) => d.reason)).toEqual([
+      expect.stringMatching(/^after 2 deliveries: /),
     ]);
   });
 

@@ -62,7 +62,7 @@ export async function listen(
 }
 
 export async function startStagehandEnv(
-  opts: { cacheFor?: StagehandDeps['cacheFor'] } = {},
+  opts: { cacheFor?: StagehandDeps['cacheFor']; requestTimeoutMs?: number } = {},
 ): Promise<StagehandEnv> {
   const [site, llm, dbg] = await Promise.all([
     startFixtureServer(),
@@ -85,6 +85,7 @@ export async function startStagehandEnv(
     debuggableBrowser: async () => dbg,
     maxSessionsPerTenant: 2,
     ...(opts.cacheFor ? { cacheFor: opts.cacheFor } : {}),
+    ...(opts.requestTimeoutMs ? { requestTimeoutMs: opts.requestTimeoutMs } : {}),
   });
   const { srv, url: base } = await listen(service, keys, env, site.port);
   const saved = [process.env.STAGEHAND_API_URL, process.env.BROWSERBASE_BASE_URL];

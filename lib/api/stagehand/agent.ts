@@ -99,6 +99,7 @@ export async function runAgentForStagehand(
     ...(input.variables ? { variables: input.variables } : {}),
     log: (e) => input.log({ ...e, level: e.level }),
     onStep: (s) => steps.push(s),
+    signal: input.signal,
   };
   const started = performance.now();
   const state = await runAgent(

@@ -7,6 +7,7 @@
 import { keySegment } from '../../store/keys.ts';
 import type { EvidenceStore, JsonObject, RateLimit, ResultRecord, RunStore } from '../../store/ports.ts';
 import { waitForToken } from '../../store/rate-gate.ts';
+import { DEFAULT_SLICE_BUDGET_MS } from '../handlers.ts';
 import { rateBucketKey, rateLimitFor, type TaskSpec } from '../task-spec.ts';
 import { parseQueueMessage, type QueueMessage, runIdForJob, sampleIdFor } from './message.ts';
 
@@ -15,7 +16,19 @@ export interface QueueRecord {
   body: string;
   /** How many times SQS has handed this message out, this time included. */
   receiveCount: number;
+  /**
+   * Failed deliveries of the same job before this message: a job sent round for time (see
+   * continueLater) is a new message, and the count it carries keeps a failing job on its way to
+   * the DLQ.
+   */
+  earlierDeliveries?: number;
 }
+
+/** The message attribute that carries `earlierDeliveries` on a job sent round for time. */
+export const EARLIER_DELIVERIES_ATTRIBUTE = 'browserfnEarlierDeliveries';
+
+/** Deliveries of the job so far, this one included. */
+const deliveriesOf = (record: QueueRecord) => record.receiveCount + (record.earlierDeliveries ?? 0);
 
 export interface SampleJob {
   tenant: string;
@@ -76,9 +89,9 @@ export interface QueueDeps {
   sliceMs?: number;
   /**
    * Puts a body on the job queue as a new message: a job the invocation's time could not finish goes
-   * on there, as a first delivery, instead of timing out and counting towards the DLQ.
+   * on there instead of timing out, with the count of its failed deliveries so far.
    */
-  requeue?: (body: string) => Promise<void>;
+  requeue?: (body: string, earlierDeliveries: number) => Promise<void>;
   log?: (event: { msg: string; [k: string]: unknown }) => void;
 }
 
@@ -118,7 +131,7 @@ function sliceClock(deps: QueueDeps) {
   const timeLeftMs = deps.timeLeftMs;
   if (timeLeftMs)
     clock.next = () => {
-      const budget = nextSliceBudget(timeLeftMs(), deps.sliceMs ?? MIN_SLICE_MS);
+      const budget = nextSliceBudget(timeLeftMs(), deps.sliceMs ?? DEFAULT_SLICE_BUDGET_MS);
       if (budget !== undefined) clock.hadTime = true;
       return budget;
     };
@@ -204,7 +217,8 @@ async function continueLater(
   const jobId = message.jobId ?? record.messageId;
   try {
     if (!deps.requeue) throw new Error('no job queue to send it to');
-    await deps.requeue(JSON.stringify({ ...message, jobId }));
+    // This delivery did not fail; the ones before it of this message did (they came back).
+    await deps.requeue(JSON.stringify({ ...message, jobId }), deliveriesOf(record) - 1);
     deps.log?.({ msg: 'queue job continues in a new message', messageId: record.messageId, jobId });
   } catch (err) {
     deps.log?.({
@@ -223,16 +237,23 @@ export async function handleQueueBatch(records: QueueRecord[], deps: QueueDeps):
   let outOfTime = false;
   const failed = async (record: QueueRecord, err: unknown) => {
     const reason = (err as Error).message;
-    const final = err instanceof PermanentError || record.receiveCount >= deps.maxReceiveCount;
+    const deliveries = deliveriesOf(record);
+    const final = err instanceof PermanentError || deliveries >= deps.maxReceiveCount;
     deps.log?.({ msg: 'queue message failed', messageId: record.messageId, reason, final });
-    if (final) await deps.deadLetter(record.body, `after ${record.receiveCount} deliveries: ${reason}`);
-    else failures.push({ itemIdentifier: record.messageId });
+    try {
+      if (final) await deps.deadLetter(record.body, `after ${deliveries} deliveries: ${reason}`);
+      else failures.push({ itemIdentifier: record.messageId });
+    } catch (dlqErr) {
+      // The DLQ could not take it: SQS delivers it again rather than the batch failing whole.
+      deps.log?.({ msg: 'dead-lettering failed', messageId: record.messageId, reason: String(dlqErr) });
+      failures.push({ itemIdentifier: record.messageId });
+    }
   };
   // An invocation that never had time for one slice would send its jobs round forever: that is a
   // function timeout too short for BROWSERFN_SLICE_MS, and each message fails saying so.
   const tooShort = () =>
     new Error(
-      `the invocation had too little time to start one slice: give the function a timeout of at least BROWSERFN_SLICE_MS + ${(FINISH_MARGIN_MS + MIN_SLICE_MS) / 1000} s`,
+      `the invocation had too little time to start one slice: give the function a timeout of BROWSERFN_SLICE_MS + ${FINISH_MARGIN_MS / 1000} s, and never under ${(FINISH_MARGIN_MS + MIN_SLICE_MS) / 1000} s`,
     );
   for (const record of records) {
     const parsed = parseQueueMessage(record.body);

@@ -10,7 +10,13 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { ResultRecord } from '../../store/ports.ts';
-import { type BatchResponse, handleQueueBatch, type QueueDeps, type QueueRecord } from './consumer.ts';
+import {
+  type BatchResponse,
+  EARLIER_DELIVERIES_ATTRIBUTE,
+  handleQueueBatch,
+  type QueueDeps,
+  type QueueRecord,
+} from './consumer.ts';
 
 /** The message attribute a DLQ reader finds the reason in. */
 export const FAILURE_REASON_ATTRIBUTE = 'browserfnFailureReason';
@@ -31,8 +37,23 @@ export function sqsDeadLetter(client: SQSClient, dlqUrl: string): QueueDeps['dea
 
 /** Sends a job message back onto the job queue, where it is a first delivery again. */
 export function sqsRequeue(client: SQSClient, queueUrl: string): NonNullable<QueueDeps['requeue']> {
-  return async (body) => {
-    await client.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
+  return async (body, earlierDeliveries) => {
+    await client.send(
+      new SendMessageCommand({
+        QueueUrl: queueUrl,
+        MessageBody: body,
+        ...(earlierDeliveries > 0
+          ? {
+              MessageAttributes: {
+                [EARLIER_DELIVERIES_ATTRIBUTE]: {
+                  DataType: 'Number',
+                  StringValue: String(earlierDeliveries),
+                },
+              },
+            }
+          : {}),
+      }),
+    );
   };
 }
 
@@ -68,11 +89,18 @@ export function sqsSendOutput(
   };
 }
 
+/** The carried count of a job sent round for time, when the message has a sensible one. */
+export function earlierDeliveries(value: string | undefined): { earlierDeliveries?: number } {
+  const n = Number(value);
+  return value !== undefined && Number.isInteger(n) && n > 0 ? { earlierDeliveries: n } : {};
+}
+
 export function toQueueRecord(message: Message): QueueRecord {
   return {
     messageId: message.MessageId ?? '',
     body: message.Body ?? '',
     receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? 1),
+    ...earlierDeliveries(message.MessageAttributes?.[EARLIER_DELIVERIES_ATTRIBUTE]?.StringValue),
   };
 }
 
@@ -98,6 +126,7 @@ export async function runWorker(client: SQSClient, deps: QueueDeps, options: Wor
         MaxNumberOfMessages: 10,
         WaitTimeSeconds: options.waitSeconds ?? 5,
         MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+        MessageAttributeNames: [EARLIER_DELIVERIES_ATTRIBUTE],
         // The older spelling, for SQS-compatible servers that only know it.
         AttributeNames: ['All'],
       }),
