@@ -11,7 +11,7 @@ export const AWS = {
   ddbWrite: 0.625 / 1e6, // on-demand write request unit
   ddbWrites: 5, // sample running, checkpoint, result (conditional), sample final, rate bucket
   ddbRead: 0.125 / 1e6,
-  ddbReads: 6, // result?, run, sample, checkpoint, spec, result after
+  ddbReads: 7, // result?, run, sample, checkpoint, spec, host pause, result after
   s3Put: 0.005 / 1000,
   s3Puts: 3, // screenshot, action log, checkpoint body when over the item limit
   s3Get: 0.0004 / 1000,
