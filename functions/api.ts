@@ -3,6 +3,7 @@ import { createApp } from '../lib/api/app.ts';
 import { keysFromEnv } from '../lib/api/auth.ts';
 import { awsRunsApi, sfnClientFromEnv } from '../lib/api/runs-aws.ts';
 import { localRunsApi } from '../lib/api/runs-local.ts';
+import { callRateFromEnv } from '../lib/api/tenant-gate.ts';
 import { policyFromEnv } from '../lib/browser/guard-policy.ts';
 import { closeGuardProxies } from '../lib/browser/guard-proxy.ts';
 import { closeSharedBrowser, sharedBrowser } from '../lib/browser/session.ts';
@@ -49,6 +50,10 @@ const runs =
           log,
         });
 
+// Each instance serves one call at a time, so the in-process per-key gate cannot hold a key back
+// across instances: a rate kept in the shared store does.
+const callRate = callRateFromEnv(env.BROWSERFN_CALLS_PER_SECOND_PER_KEY, stores.runs);
+
 export const app = createApp({
   keys: keysFromEnv(),
   policy,
@@ -56,6 +61,7 @@ export const app = createApp({
   requestTimeoutMs: Number(env.BROWSERFN_REQUEST_TIMEOUT_MS ?? 25_000),
   log,
   ...(runs ? { runs } : {}),
+  ...(callRate ? { callRate } : {}),
 });
 
 const served = handle(app);

@@ -53,7 +53,9 @@ export const FUNCTIONS: Record<FunctionName, FunctionSpec> = {
     memoryMb: 2048,
     timeoutSeconds: 300,
     browser: true,
-    environment: {},
+    // Each instance serves one call at a time: the per-key limit that holds across instances is a
+    // rate kept in DynamoDB (2 calls a second, bursts of 4, per API key).
+    environment: { BROWSERFN_CALLS_PER_SECOND_PER_KEY: '2' },
   },
   // No browser: one model call that turns a prompt into a task spec and samples.
   plan: {

@@ -21,7 +21,7 @@ import {
   ObserveResponse,
 } from './schemas.ts';
 import type { StagehandService } from './stagehand/index.ts';
-import { DEFAULT_CALLS_PER_TENANT, TenantGate } from './tenant-gate.ts';
+import { type CallRate, callRateKey, DEFAULT_CALLS_PER_TENANT, TenantGate } from './tenant-gate.ts';
 
 export interface AppDeps extends OpDeps, Pick<AgentRouteDeps, 'agentStores'> {
   keys: KeyRing;
@@ -35,6 +35,11 @@ export interface AppDeps extends OpDeps, Pick<AgentRouteDeps, 'agentStores'> {
   runs?: RunsApiDeps;
   /** act / observe / extract / agent calls one key may have in progress (default 8). */
   maxCallsPerTenant?: number;
+  /**
+   * Calls each key may start per second (act / observe / extract / agent), counted in a store every
+   * server instance shares: the per-key limit that holds across Lambda instances too.
+   */
+  callRate?: CallRate | undefined;
 }
 
 /** The calls that open a page and hold it until they answer. */
@@ -222,6 +227,24 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   app.use('/v1/*', async (c, next) => {
     if (c.req.method !== 'POST' || !PAGE_CALLS.has(c.req.path)) return next();
     const tenant = c.get('tenant');
+    const rate = deps.callRate;
+    if (rate) {
+      const decision = await rate.buckets.takeToken(callRateKey(tenant), rate.limit, Date.now());
+      if (!decision.granted) {
+        const seconds = Math.max(1, Math.ceil(decision.waitMs / 1000));
+        return c.json(
+          {
+            error: {
+              kind: 'limit',
+              message: `this API key has started its ${rate.limit.ratePerSecond} calls per second (BROWSERFN_CALLS_PER_SECOND_PER_KEY); send this one again in ${seconds} s`,
+              retryable: true,
+            },
+          },
+          429,
+          { 'retry-after': String(seconds) },
+        );
+      }
+    }
     const leave = gate.enter(tenant);
     if (!leave)
       return c.json(

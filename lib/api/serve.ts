@@ -11,6 +11,7 @@ import { localRunsApi } from './runs-local.ts';
 import { closeSharedDebuggableBrowser, sharedDebuggableBrowser } from './stagehand/browser.ts';
 import { createStagehandService } from './stagehand/index.ts';
 import { localTenantCaches } from './tenant-caches.ts';
+import { callRateFromEnv } from './tenant-gate.ts';
 
 /** Runs one key may have in progress on this server, and samples at once per run (defaults). */
 const DEFAULT_RUNS_PER_KEY = 3;
@@ -73,6 +74,7 @@ export async function startServer(options: ServeOptions = {}) {
   // proxy), the stateless API only its contexts.
   const browser = async () => (await sharedDebuggableBrowser()).browser;
   const stores = storesFromEnv();
+  const callRate = callRateFromEnv(env.BROWSERFN_CALLS_PER_SECOND_PER_KEY, stores.runs);
   const runs = localRunsApi({
     runStore: stores.runs,
     evidence: stores.evidence,
@@ -97,6 +99,7 @@ export async function startServer(options: ServeOptions = {}) {
     ...(positive(env.BROWSERFN_MAX_CALLS_PER_KEY)
       ? { maxCallsPerTenant: positive(env.BROWSERFN_MAX_CALLS_PER_KEY)! }
       : {}),
+    ...(callRate ? { callRate } : {}),
   });
   // Warm the browser while the first caller is still typing.
   void browser().catch((err) => print(`browser failed to start: ${(err as Error).message}`));

@@ -1,3 +1,6 @@
+import { keySegment } from '../store/keys.ts';
+import type { RateLimit, RunStore } from '../store/ports.ts';
+
 /**
  * How many page-opening calls each API key may have in progress at once. Every such call holds
  * a browser context until it answers; without a cap, one caller's burst takes the machine's
@@ -31,3 +34,30 @@ export class TenantGate {
 
 /** The default share per key: a few pages at once each, on a machine several keys share. */
 export const DEFAULT_CALLS_PER_TENANT = 8;
+
+/**
+ * Calls a key may start per second, kept in token buckets of a store every server instance shares
+ * (the run store: files locally, DynamoDB on AWS). The in-process gate above cannot see other Lambda
+ * instances; this can.
+ */
+export interface CallRate {
+  buckets: Pick<RunStore, 'takeToken'>;
+  limit: RateLimit;
+}
+
+export const callRateKey = (tenant: string) => `calls:${keySegment(tenant)}`;
+
+/**
+ * `BROWSERFN_CALLS_PER_SECOND_PER_KEY` as a limit (a burst of two seconds' worth, at least one call);
+ * undefined when it is not set.
+ */
+export function callRateFromEnv(
+  value: string | undefined,
+  buckets: CallRate['buckets'],
+): CallRate | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const rate = Number(value);
+  if (!Number.isFinite(rate) || rate <= 0)
+    throw new Error(`BROWSERFN_CALLS_PER_SECOND_PER_KEY must be a number above 0, got "${value}"`);
+  return { buckets, limit: { ratePerSecond: rate, burst: Math.max(1, Math.ceil(rate * 2)) } };
+}

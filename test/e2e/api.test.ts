@@ -6,7 +6,9 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../lib/api/app.ts';
 import { localTenantCaches } from '../../lib/api/tenant-caches.ts';
+import { callRateFromEnv } from '../../lib/api/tenant-gate.ts';
 import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
+import { LocalRunStore } from '../../lib/store/local-run-store.ts';
 import { startBrowser } from '../support/browser.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
@@ -220,6 +222,43 @@ describe('HTTP API over real HTTP', () => {
     const again = await observe('k1', `${site.url}/login.html`);
     expect(again.status).toBe(200);
     expect((await again.json()).elements[0].name).toBe('Sign in');
+  });
+
+  it('holds each key to its calls per second, counted in the shared store: a 429 with Retry-After, other keys go on', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'bfn-api-rate-'));
+    try {
+      const store = new LocalRunStore(root);
+      const rated = createApp({
+        keys: new Map([
+          ['k1', 't1'],
+          ['k2', 't2'],
+        ]),
+        policy: { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] },
+        browser: async () => browser,
+        env: {},
+        callRate: callRateFromEnv('1', store),
+      });
+      const observe = (key: string) =>
+        rated.request('/v1/observe', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ url: `${site.url}/login.html`, instruction: 'the Sign in button' }),
+        });
+      // A burst of two seconds' worth, then one a second.
+      expect((await observe('k1')).status).toBe(200);
+      expect((await observe('k1')).status).toBe(200);
+      const third = await observe('k1');
+      expect(third.status).toBe(429);
+      expect(third.headers.get('retry-after')).toBe('1');
+      const body = await third.json();
+      expect(body.error).toMatchObject({ kind: 'limit', retryable: true });
+      expect(body.error.message).toContain('BROWSERFN_CALLS_PER_SECOND_PER_KEY');
+      expect((await observe('k2')).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 1100));
+      expect((await observe('k1')).status).toBe(200);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 
   it('answers 504 when a request outlives its deadline, and frees the page', async () => {

@@ -55,6 +55,10 @@ describe('stack grants', () => {
     ).toEqual([resources.dlqArn, resources.outputQueueArn, resources.jobsQueueArn]);
   });
 
+  it('hold each API key to a call rate shared by every API instance', () => {
+    expect(FUNCTIONS.api.environment.BROWSERFN_CALLS_PER_SECOND_PER_KEY).toBe('2');
+  });
+
   it('let the state machine invoke the run functions and not the API or the queue consumer', () => {
     const invoke = stateMachineGrants(resources).find((g) => g.actions.includes('lambda:InvokeFunction'));
     expect(invoke?.resources.sort()).toEqual(

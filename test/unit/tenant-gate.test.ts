@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { TenantGate } from '../../lib/api/tenant-gate.ts';
+import { callRateFromEnv, callRateKey, TenantGate } from '../../lib/api/tenant-gate.ts';
+import { rateBucketKey } from '../../lib/runs/task-spec.ts';
 
 describe('TenantGate', () => {
   it('lets each tenant in up to its share, and counts a release once however often it is called', () => {
@@ -19,5 +20,28 @@ describe('TenantGate', () => {
     a2!();
     a3!();
     expect(gate.active('a')).toBe(0);
+  });
+});
+
+describe('BROWSERFN_CALLS_PER_SECOND_PER_KEY', () => {
+  const buckets = { takeToken: async () => ({ granted: true, waitMs: 0 }) };
+
+  it('is off when unset, and a rate with two seconds of burst when set', () => {
+    expect(callRateFromEnv(undefined, buckets)).toBeUndefined();
+    expect(callRateFromEnv(' ', buckets)).toBeUndefined();
+    expect(callRateFromEnv('2', buckets)?.limit).toEqual({ ratePerSecond: 2, burst: 4 });
+    expect(callRateFromEnv('0.2', buckets)?.limit).toEqual({ ratePerSecond: 0.2, burst: 1 });
+  });
+
+  it('names the variable and what it takes when the value is wrong', () => {
+    for (const bad of ['0', '-1', 'fast'])
+      expect(() => callRateFromEnv(bad, buckets)).toThrow(
+        `BROWSERFN_CALLS_PER_SECOND_PER_KEY must be a number above 0, got "${bad}"`,
+      );
+  });
+
+  it('keeps each key in a bucket of its own, apart from the hosts runs pace', () => {
+    expect(callRateKey('acme')).not.toBe(callRateKey('other'));
+    expect(callRateKey('acme')).not.toBe(rateBucketKey('acme', 'acme'));
   });
 });
