@@ -112,7 +112,8 @@ export async function runSlice(input: AgentState, deps: AgentDeps, opts: SliceOp
     lastError = firstLine(err);
     log({ level: 'warn', msg: 'infrastructure error', error: lastError, inRow: state.infraErrorsInRow });
     // A short, growing pause: a blip (a DNS hiccup, a browser restarting) gets a chance to pass.
-    if (state.infraErrorsInRow < maxInfra) {
+    // A caller that stopped waiting made the error (its cancel): no pause for it.
+    if (state.infraErrorsInRow < maxInfra && !deps.signal?.aborted) {
       const pause = Math.min(INFRA_PAUSE_CAP_MS, INFRA_PAUSE_MS * 2 ** (state.infraErrorsInRow - 1));
       if (Date.now() + pause + CLOSING_MS < opts.deadline) await new Promise((r) => setTimeout(r, pause));
     }
@@ -236,7 +237,7 @@ export async function runSlice(input: AgentState, deps: AgentDeps, opts: SliceOp
         await stopWith(rt, `stopped: the same action (${end.key}) repeated 4 times on one page`, false);
         break;
       }
-      await summarize(rt);
+      if (!deps.signal?.aborted) await summarize(rt);
       if (outcome.checkpoint || state.step % CHECKPOINT_EVERY === 0)
         await checkpoint(rt, outcome.checkpoint ? 'progress' : 'interval');
     }

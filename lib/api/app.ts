@@ -21,7 +21,7 @@ import {
   ObserveResponse,
 } from './schemas.ts';
 import type { StagehandService } from './stagehand/index.ts';
-import { type CallRate, callRateKey, DEFAULT_CALLS_PER_TENANT, TenantGate } from './tenant-gate.ts';
+import { type CallRate, callRateWait, DEFAULT_CALLS_PER_TENANT, TenantGate } from './tenant-gate.ts';
 
 export interface AppDeps extends OpDeps, Pick<AgentRouteDeps, 'agentStores'> {
   keys: KeyRing;
@@ -227,24 +227,6 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   app.use('/v1/*', async (c, next) => {
     if (c.req.method !== 'POST' || !PAGE_CALLS.has(c.req.path)) return next();
     const tenant = c.get('tenant');
-    const rate = deps.callRate;
-    if (rate) {
-      const decision = await rate.buckets.takeToken(callRateKey(tenant), rate.limit, Date.now());
-      if (!decision.granted) {
-        const seconds = Math.max(1, Math.ceil(decision.waitMs / 1000));
-        return c.json(
-          {
-            error: {
-              kind: 'limit',
-              message: `this API key has started its ${rate.limit.ratePerSecond} calls per second (BROWSERFN_CALLS_PER_SECOND_PER_KEY); send this one again in ${seconds} s`,
-              retryable: true,
-            },
-          },
-          429,
-          { 'retry-after': String(seconds) },
-        );
-      }
-    }
     const leave = gate.enter(tenant);
     if (!leave)
       return c.json(
@@ -258,6 +240,22 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
         429,
         { 'retry-after': '1' },
       );
+    // Taken after the gate, so a call the gate turns away costs the key no token.
+    const waitS = deps.callRate ? await callRateWait(deps.callRate, tenant, deps.log) : undefined;
+    if (waitS !== undefined) {
+      leave();
+      return c.json(
+        {
+          error: {
+            kind: 'limit',
+            message: `this API key has started its ${deps.callRate!.limit.ratePerSecond} calls per second (BROWSERFN_CALLS_PER_SECOND_PER_KEY); send this one again in ${waitS} s`,
+            retryable: true,
+          },
+        },
+        429,
+        { 'retry-after': String(waitS) },
+      );
+    }
     try {
       await next();
     } finally {

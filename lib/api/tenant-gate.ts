@@ -61,3 +61,22 @@ export function callRateFromEnv(
     throw new Error(`BROWSERFN_CALLS_PER_SECOND_PER_KEY must be a number above 0, got "${value}"`);
   return { buckets, limit: { ratePerSecond: rate, burst: Math.max(1, Math.ceil(rate * 2)) } };
 }
+
+/**
+ * Takes one call from the tenant's bucket: undefined when granted, else the seconds to wait. A store
+ * that cannot answer lets the call through (logged): the limiter must not take the API down with it,
+ * and the in-process gate and the function's concurrency still bound the load.
+ */
+export async function callRateWait(
+  rate: CallRate,
+  tenant: string,
+  log?: (e: { level: 'warn'; msg: string; [k: string]: unknown }) => void,
+): Promise<number | undefined> {
+  try {
+    const decision = await rate.buckets.takeToken(callRateKey(tenant), rate.limit, Date.now());
+    return decision.granted ? undefined : Math.max(1, Math.ceil(decision.waitMs / 1000));
+  } catch (err) {
+    log?.({ level: 'warn', msg: 'call rate not checked: the store did not answer', error: String(err) });
+    return undefined;
+  }
+}

@@ -236,7 +236,8 @@ describe('HTTP API over real HTTP', () => {
         policy: { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] },
         browser: async () => browser,
         env: {},
-        callRate: callRateFromEnv('1', store),
+        // One call every two seconds, no burst beyond one.
+        callRate: callRateFromEnv('0.5', store),
       });
       const observe = (key: string) =>
         rated.request('/v1/observe', {
@@ -244,17 +245,16 @@ describe('HTTP API over real HTTP', () => {
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
           body: JSON.stringify({ url: `${site.url}/login.html`, instruction: 'the Sign in button' }),
         });
-      // A burst of two seconds' worth, then one a second.
       expect((await observe('k1')).status).toBe(200);
-      expect((await observe('k1')).status).toBe(200);
-      const third = await observe('k1');
-      expect(third.status).toBe(429);
-      expect(third.headers.get('retry-after')).toBe('1');
-      const body = await third.json();
+      const second = await observe('k1');
+      expect(second.status).toBe(429);
+      expect(Number(second.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(Number(second.headers.get('retry-after'))).toBeLessThanOrEqual(2);
+      const body = await second.json();
       expect(body.error).toMatchObject({ kind: 'limit', retryable: true });
       expect(body.error.message).toContain('BROWSERFN_CALLS_PER_SECOND_PER_KEY');
       expect((await observe('k2')).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 1100));
+      await new Promise((r) => setTimeout(r, 2100));
       expect((await observe('k1')).status).toBe(200);
     } finally {
       await rm(root, { recursive: true, force: true });

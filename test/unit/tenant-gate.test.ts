@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { callRateFromEnv, callRateKey, TenantGate } from '../../lib/api/tenant-gate.ts';
+import { callRateFromEnv, callRateKey, callRateWait, TenantGate } from '../../lib/api/tenant-gate.ts';
 import { rateBucketKey } from '../../lib/runs/task-spec.ts';
 
 describe('TenantGate', () => {
@@ -43,5 +43,30 @@ describe('BROWSERFN_CALLS_PER_SECOND_PER_KEY', () => {
   it('keeps each key in a bucket of its own, apart from the hosts runs pace', () => {
     expect(callRateKey('acme')).not.toBe(callRateKey('other'));
     expect(callRateKey('acme')).not.toBe(rateBucketKey('acme', 'acme'));
+  });
+});
+
+describe('taking a call from the key’s bucket', () => {
+  const limit = { ratePerSecond: 1, burst: 2 };
+
+  it('says how many seconds to wait when the bucket is empty, at least one', async () => {
+    const full = { takeToken: async () => ({ granted: true, waitMs: 0 }) };
+    const empty = (waitMs: number) => ({ takeToken: async () => ({ granted: false, waitMs }) });
+    expect(await callRateWait({ buckets: full, limit }, 'acme')).toBeUndefined();
+    expect(await callRateWait({ buckets: empty(30), limit }, 'acme')).toBe(1);
+    expect(await callRateWait({ buckets: empty(2400), limit }, 'acme')).toBe(3);
+  });
+
+  it('lets the call through, and says so in the log, when the store does not answer', async () => {
+    const down = {
+      takeToken: async (): Promise<never> => {
+        throw new Error('ProvisionedThroughputExceededException');
+      },
+    };
+    const logged: string[] = [];
+    expect(await callRateWait({ buckets: down, limit }, 'acme', (e) => logged.push(String(e.error)))).toBe(
+      undefined,
+    );
+    expect(logged).toEqual(['Error: ProvisionedThroughputExceededException']);
   });
 });

@@ -235,13 +235,14 @@ export async function handleQueueBatch(records: QueueRecord[], deps: QueueDeps):
   const failures: { itemIdentifier: string }[] = [];
   const clock = sliceClock(deps);
   let outOfTime = false;
-  const failed = async (record: QueueRecord, err: unknown) => {
+  /** `dlqReason`: what the DLQ reader sees, when not the usual "after N deliveries: …". */
+  const failed = async (record: QueueRecord, err: unknown, dlqReason?: string) => {
     const reason = (err as Error).message;
     const deliveries = deliveriesOf(record);
     const final = err instanceof PermanentError || deliveries >= deps.maxReceiveCount;
     deps.log?.({ msg: 'queue message failed', messageId: record.messageId, reason, final });
     try {
-      if (final) await deps.deadLetter(record.body, `after ${deliveries} deliveries: ${reason}`);
+      if (final) await deps.deadLetter(record.body, dlqReason ?? `after ${deliveries} deliveries: ${reason}`);
       else failures.push({ itemIdentifier: record.messageId });
     } catch (dlqErr) {
       // The DLQ could not take it: SQS delivers it again rather than the batch failing whole.
@@ -259,8 +260,7 @@ export async function handleQueueBatch(records: QueueRecord[], deps: QueueDeps):
     const parsed = parseQueueMessage(record.body);
     if (!parsed.ok) {
       // Malformed messages never get better: straight to the DLQ, and not back on the queue.
-      await deps.deadLetter(record.body, parsed.reason);
-      deps.log?.({ msg: 'queue message dead-lettered', messageId: record.messageId, reason: parsed.reason });
+      await failed(record, new PermanentError(parsed.reason), parsed.reason);
       continue;
     }
     if (outOfTime) {
