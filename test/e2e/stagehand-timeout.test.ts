@@ -51,7 +51,8 @@ describe('a Stagehand call past the server deadline', () => {
       .catch((e: Error) => e);
     expect(String(err)).toMatch(/longer than 500 ms/);
     await new Promise((r) => setTimeout(r, 1800));
-    expect(decisions).toBe(1);
+    // At most the one decision asked before the deadline (none if the page read took longer).
+    expect(decisions).toBeLessThanOrEqual(1);
     expect(await ticked()).toBe(false);
   });
 });
