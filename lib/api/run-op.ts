@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { Browser } from 'playwright-core';
 import { admitCdpUrl } from '../browser/cdp-connect.ts';
 import {
@@ -69,17 +70,14 @@ export async function modelFor(req: OpRequest, deps: OpDeps): Promise<LlmClient 
     .update(JSON.stringify([config, fallback ?? null, guard ?? null]))
     .digest('base64');
   const known = clientsOf(deps);
-  const client =
-    known.get(key) ??
-    createLlmClient(config, {
-      ...(fallback ? { fallback } : {}),
-      ...(guard ? { guard } : {}),
-      ...(deps.log ? { log: deps.log } : {}),
-    });
-  // Most recently used last, so the oldest is the one let go.
-  known.delete(key);
+  const cached = known.get(key);
+  if (cached) return cached;
+  const client = createLlmClient(config, {
+    ...(fallback ? { fallback } : {}),
+    ...(guard ? { guard } : {}),
+    ...(deps.log ? { log: deps.log } : {}),
+  });
   known.set(key, client);
-  if (known.size > CLIENTS_KEPT) known.delete(known.keys().next().value!);
   return client;
 }
 
@@ -88,11 +86,11 @@ export async function modelFor(req: OpRequest, deps: OpDeps): Promise<LlmClient 
  * client): one per distinct model, key and URL is kept, per server, and reused.
  */
 const CLIENTS_KEPT = 32;
-const clientsByDeps = new WeakMap<OpDeps, Map<string, LlmClient>>();
-function clientsOf(deps: OpDeps): Map<string, LlmClient> {
+const clientsByDeps = new WeakMap<OpDeps, LRUCache<string, LlmClient>>();
+function clientsOf(deps: OpDeps): LRUCache<string, LlmClient> {
   let known = clientsByDeps.get(deps);
   if (!known) {
-    known = new Map();
+    known = new LRUCache({ max: CLIENTS_KEPT });
     clientsByDeps.set(deps, known);
   }
   return known;

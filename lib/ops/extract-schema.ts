@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import { extractReply } from './replies.ts';
 import { OpError } from './types.ts';
@@ -43,8 +44,8 @@ function build(schema: ExtractSchema): PreparedSchema {
 // schemas are immutable, so one per distinct schema is kept: zod objects by identity, JSON Schemas
 // by their text, the latter bounded so that a caller inventing schemas cannot grow it forever.
 const byZod = new WeakMap<z.ZodType, PreparedSchema>();
-const byText = new Map<string, PreparedSchema>();
 export const PREPARED_LIMIT = 256;
+const byText = new LRUCache<string, PreparedSchema>({ max: PREPARED_LIMIT });
 
 export function preparedSchema(schema: ExtractSchema): PreparedSchema {
   if (isZod(schema)) {
@@ -55,14 +56,8 @@ export function preparedSchema(schema: ExtractSchema): PreparedSchema {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return build(schema);
   const text = JSON.stringify(schema);
   const known = byText.get(text);
-  if (known) {
-    // Most recently used last: the oldest is the one let go.
-    byText.delete(text);
-    byText.set(text, known);
-    return known;
-  }
+  if (known) return known;
   const fresh = build(schema);
   byText.set(text, fresh);
-  if (byText.size > PREPARED_LIMIT) byText.delete(byText.keys().next().value!);
   return fresh;
 }
