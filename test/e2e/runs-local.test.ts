@@ -397,8 +397,11 @@ describe.each(BACKENDS)('a run on the local state machine, stores on %s', (_name
       const results = await stores.runStore.listResults(tenant, signedIn.runId);
       expect(results.map((r) => r.data)).toEqual([1, 2, 3, 4].map(() => ({ title: 'Welcome ada' })));
       // Four workers at once, one host at 4 per second: the loads came in paced, not together.
+      // Tokens are 250 ms apart; what happens between a token and its page load (a new context,
+      // the profile) varies on a busy machine, so a gap may shrink, but never to the few ms apart
+      // that four unpaced workers would arrive.
       const gaps = hits.slice(1).map((t, i) => t - hits[i]!);
-      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(150);
+      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(80);
       expect(hits.at(-1)! - hits[0]!).toBeGreaterThanOrEqual(600);
 
       // A run without the profile shares nothing with the one before: its contexts start signed out.
