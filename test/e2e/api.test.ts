@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { ServerType } from '@hono/node-server';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../lib/api/app.ts';
+import { type AppDeps, createApp } from '../../lib/api/app.ts';
 import { localTenantCaches } from '../../lib/api/tenant-caches.ts';
 import { callRateFromEnv } from '../../lib/api/tenant-gate.ts';
 import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
@@ -57,6 +57,28 @@ afterAll(async () => {
   await elsewhere?.close();
   await rm(cacheRoot, { recursive: true, force: true });
 });
+
+/** An app of its own, for a test of limits or deadlines: keys k, k1, k2 (tenants t, t1, t2). */
+const appWith = (extra: Partial<AppDeps>) =>
+  createApp({
+    keys: new Map([
+      ['k', 't'],
+      ['k1', 't1'],
+      ['k2', 't2'],
+    ]),
+    policy: { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] },
+    browser: async () => browser,
+    env: {},
+    ...extra,
+  });
+
+/** A JSON POST to such an app with a key (a string body is sent as it is). */
+const postTo = (app: ReturnType<typeof createApp>, path: string, key: string, body: unknown) =>
+  app.request(path, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 
 const post = (path: string, body: unknown, key: string | null = 'key-a') =>
   fetch(base + path, {
@@ -185,22 +207,9 @@ describe('HTTP API over real HTTP', () => {
   });
 
   it('holds each key to its share of calls at once: the next one is a 429 naming the limit, other keys go on', async () => {
-    const sharedApp = createApp({
-      keys: new Map([
-        ['k1', 't1'],
-        ['k2', 't2'],
-      ]),
-      policy: { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] },
-      browser: async () => browser,
-      env: {},
-      maxCallsPerTenant: 1,
-    });
+    const sharedApp = appWith({ maxCallsPerTenant: 1 });
     const observe = (key: string, url: string) =>
-      sharedApp.request('/v1/observe', {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ url, instruction: 'the Sign in button' }),
-      });
+      postTo(sharedApp, '/v1/observe', key, { url, instruction: 'the Sign in button' });
     const slow = observe('k1', `${site.url}/slow?ms=1500`);
     await new Promise((r) => setTimeout(r, 200));
     const refused = await observe('k1', `${site.url}/login.html`);
@@ -213,11 +222,7 @@ describe('HTTP API over real HTTP', () => {
     expect((await observe('k2', `${site.url}/login.html`)).status).toBe(200);
     await slow;
     // The slot is given back when a call answers, and when it fails.
-    const bad = await sharedApp.request('/v1/observe', {
-      method: 'POST',
-      headers: { authorization: 'Bearer k1', 'content-type': 'application/json' },
-      body: '{"url": 5}',
-    });
+    const bad = await postTo(sharedApp, '/v1/observe', 'k1', '{"url": 5}');
     expect(bad.status).toBe(400);
     const again = await observe('k1', `${site.url}/login.html`);
     expect(again.status).toBe(200);
@@ -228,22 +233,12 @@ describe('HTTP API over real HTTP', () => {
     const root = await mkdtemp(join(tmpdir(), 'bfn-api-rate-'));
     try {
       const store = new LocalRunStore(root);
-      const rated = createApp({
-        keys: new Map([
-          ['k1', 't1'],
-          ['k2', 't2'],
-        ]),
-        policy: { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] },
-        browser: async () => browser,
-        env: {},
-        // One call every two seconds, no burst beyond one.
-        callRate: callRateFromEnv('0.5', store),
-      });
+      // One call every two seconds, no burst beyond one.
+      const rated = appWith({ callRate: callRateFromEnv('0.5', store) });
       const observe = (key: string) =>
-        rated.request('/v1/observe', {
-          method: 'POST',
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ url: `${site.url}/login.html`, instruction: 'the Sign in button' }),
+        postTo(rated, '/v1/observe', key, {
+          url: `${site.url}/login.html`,
+          instruction: 'the Sign in button',
         });
       expect((await observe('k1')).status).toBe(200);
       const second = await observe('k1');
@@ -262,39 +257,18 @@ describe('HTTP API over real HTTP', () => {
   });
 
   it('answers 504 when a request outlives its deadline, and frees the page', async () => {
-    const slowApp = createApp({
-      keys: new Map([['k', 't']]),
-      policy: { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] },
-      browser: async () => browser,
-      env: {},
-      requestTimeoutMs: 400,
-    });
+    const slowApp = appWith({ requestTimeoutMs: 400 });
     const started = Date.now();
-    const res = await slowApp.request('/v1/observe', {
-      method: 'POST',
-      headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
-      body: JSON.stringify({ url: `${site.url}/slow?ms=3000` }),
-    });
+    const res = await postTo(slowApp, '/v1/observe', 'k', { url: `${site.url}/slow?ms=3000` });
     expect(res.status).toBe(504);
     expect((await res.json()).error.kind).toBe('timeout');
     expect(Date.now() - started).toBeLessThan(2500);
   });
 
   it('does nothing on a page that opens after the 504, and keeps the key busy until that page is closed', async () => {
-    const slowApp = createApp({
-      keys: new Map([['k', 't']]),
-      policy: { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] },
-      browser: async () => browser,
-      env: {},
-      requestTimeoutMs: 400,
-      maxCallsPerTenant: 1,
-    });
+    const slowApp = appWith({ requestTimeoutMs: 400, maxCallsPerTenant: 1 });
     const call = (path: string, url: string, instruction: string) =>
-      slowApp.request(path, {
-        method: 'POST',
-        headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
-        body: JSON.stringify({ url, instruction }),
-      });
+      postTo(slowApp, path, 'k', { url, instruction });
     const late = await call('/v1/act', `${site.url}/slow?ms=1200&button`, 'click the Buy now button');
     expect(late.status).toBe(504);
     // Its page is still loading: the key's one call is still in use.
