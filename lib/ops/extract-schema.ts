@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
+import { inlineLocalRefs } from './json-refs.ts';
 import { extractReply } from './replies.ts';
 import { OpError } from './types.ts';
 import { type FieldPath, type JsonSchema, urlFieldsToIds } from './url-fields.ts';
@@ -26,7 +27,10 @@ export function prepareSchema(schema: ExtractSchema): { json: JsonSchema; valida
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
     throw new OpError('invalid', 'schema must be a JSON Schema object');
   try {
-    return { json: schema, validator: z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]) };
+    // zod v3 schemas from the Stagehand SDK come with `$ref`s to reused parts, which neither
+    // z.fromJSONSchema nor urlFieldsToIds (it reads this `json`) would follow.
+    const json = inlineLocalRefs(schema);
+    return { json, validator: z.fromJSONSchema(json as Parameters<typeof z.fromJSONSchema>[0]) };
   } catch (err) {
     throw new OpError('invalid', `schema is not a usable JSON Schema: ${(err as Error).message}`);
   }
