@@ -83,9 +83,18 @@ function parseScroll(spec: string): ScrollSpec {
   );
 }
 
-/** Runs in the page: scrolls the element, or the document when there is none. */
+/**
+ * Runs in the page: scrolls the element, or the document when there is none. An element that does
+ * not scroll itself hands it to its nearest ancestor that does, else to the page, as a mouse wheel
+ * over it would: setting its own scrollTop would move nothing and still read as done.
+ */
 function applyScroll(el: Element | null, spec: ScrollSpec): void {
-  const box = el ?? document.scrollingElement ?? document.documentElement;
+  const doc = document.scrollingElement ?? document.documentElement;
+  const scrolls = (b: Element) =>
+    b === doc ||
+    (b.scrollHeight > b.clientHeight && /(auto|scroll|overlay)/.test(getComputedStyle(b).overflowY));
+  let box: Element = el ?? doc;
+  while (!scrolls(box)) box = box.parentElement ?? doc;
   const max = box.scrollHeight - box.clientHeight;
   const page = box.clientHeight * 0.8;
   const next: Record<ScrollSpec['kind'], number> = {

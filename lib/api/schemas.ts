@@ -21,7 +21,11 @@ export const ModelChoice = z
 
 export const OpOptions = z
   .object({
-    selector: z.string().min(1).optional().describe('CSS selector to scope the page to'),
+    selector: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('CSS or XPath (/…, xpath=…) selector to scope the page to'),
     vision: z.enum(['fallback', 'always', 'never']).optional(),
     budget: z
       .number()

@@ -6,7 +6,7 @@ import { WORKER_USAGE } from './worker-usage.ts';
 
 const COMMON_HELP =
   '  --model provider/model   e.g. openai/gpt-4.1-mini (default: BROWSERFN_MODEL; none = zero-token tier only)\n' +
-  '  --selector S             only the part of the page under this CSS selector\n' +
+  '  --selector S             only the part of the page under this CSS or XPath selector\n' +
   '  --vision fallback|always|never  when to send the marked screenshot to the model (default fallback)\n' +
   '  --budget TOKENS          page text per model call (default 6000)';
 
@@ -41,7 +41,7 @@ const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string; abo
     usage: SNAPSHOT_USAGE,
     about:
       'Prints what a model would read of the page: one element per line with its id, then a stats line.\n' +
-      '  --selector S      only the part of the page under this CSS selector\n' +
+      '  --selector S      only the part of the page under this CSS or XPath selector\n' +
       '  --budget TOKENS   keep the outline under this many tokens (what matters first)\n' +
       '  --chunk N         the Nth viewport-sized part of the page\n' +
       '  --som out.png     also write the screenshot with the element ids drawn on it\n' +

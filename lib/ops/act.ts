@@ -10,7 +10,7 @@ import { matchInstruction } from './matcher/index.ts';
 import { type InstructionStep, splitInstruction } from './matcher/steps.ts';
 import { formatCandidates } from './matcher/summary.ts';
 import { ask, keywordsOf, readPage, userMessage, visionPart } from './page-state.ts';
-import { ACT_SYSTEM, actUser, TWO_STEP_SYSTEM, twoStepUser, VISION_NOTE } from './prompts.ts';
+import { ACT_SYSTEM, actUser, TWO_STEP_SYSTEM, twoStepUser, VISION_NOTE, withGuidance } from './prompts.ts';
 import { ActReply } from './replies.ts';
 import {
   type ActResult,
@@ -54,7 +54,7 @@ async function inferAction(
     const res = await ask(
       llm,
       {
-        system: ACT_SYSTEM,
+        system: withGuidance(ACT_SYSTEM, run.ctx.guidance),
         messages: [userMessage(text, image)],
         schema: ActReply,
         schemaName: 'choose_action',
@@ -96,7 +96,7 @@ async function secondStep(run: Run, instruction: string, before: Snapshot): Prom
   const res = await ask(
     run.ctx.llm!,
     {
-      system: TWO_STEP_SYSTEM,
+      system: withGuidance(TWO_STEP_SYSTEM, run.ctx.guidance),
       messages: [userMessage(twoStepUser(instruction, appeared))],
       schema: ActReply,
       schemaName: 'choose_option',
@@ -140,6 +140,7 @@ export async function act(ctx: OpContext, input: string | Action | ObservedEleme
     url: snap.url,
     signature: snap.signature,
     variableNames: [...new Set(placeholders(instruction))].sort(),
+    ...(ctx.guidance ? { guidance: ctx.guidance } : {}),
   };
 
   // Tier 1: a past success, replayed only if every element still is what it was.
@@ -205,11 +206,13 @@ export async function act(ctx: OpContext, input: string | Action | ObservedEleme
   }
   let inferred = await inferAction(run, instruction, snap);
   if (!inferred.action) {
-    throw new OpError(
+    const err = new OpError(
       'not_found',
       `no element fits "${instruction}" (${inferred.reason})`,
       candidatesOf(instruction, snap),
     );
+    err.usage = run.usage.total;
+    throw err;
   }
   let out = await run.exec(inferred.action, snap);
   if (run.halted) return remember('llm');

@@ -26,6 +26,8 @@ export function cacheKey(q: CacheQuery): string {
     urlPattern(q.url),
     q.signature,
     q.variableNames.join(','),
+    // Only when set, so that every key made without it stays what it was.
+    ...(q.guidance ? [`guidance:${createHash('sha256').update(q.guidance).digest('hex')}`] : []),
   ];
   return createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 32);
 }

@@ -3,7 +3,7 @@ import type { Snapshot } from '../perception/types.ts';
 import { chunkTree } from './chunks.ts';
 import { type ExtractSchema, preparedSchema } from './extract-schema.ts';
 import { ask, emptyUsage, readPage, userMessage, visionPart } from './page-state.ts';
-import { extractSystem, extractUser, VISION_NOTE } from './prompts.ts';
+import { extractSystem, extractUser, VISION_NOTE, withGuidance } from './prompts.ts';
 import { type ExtractResult, type OpContext, OpError } from './types.ts';
 import { injectUrls, type JsonSchema } from './url-fields.ts';
 
@@ -51,7 +51,10 @@ export async function extract<
   const usage = { total: emptyUsage(ctx.llm.model) };
   const vision =
     ctx.options?.vision === 'always' || (ctx.options?.vision !== 'never' && snap.confidence < 0.6);
-  const system = extractSystem({ links: paths.length > 0, parts: parts.length > 1 });
+  const system = withGuidance(
+    extractSystem({ links: paths.length > 0, parts: parts.length > 1 }),
+    ctx.guidance,
+  );
   let data: unknown;
   let read = 0;
   for (const [index, part] of parts.entries()) {

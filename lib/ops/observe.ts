@@ -6,7 +6,7 @@ import { elementById, wholePage } from '../perception/types.ts';
 import { formatCandidates } from './matcher/summary.ts';
 import { observeWithoutModel } from './observe-match.ts';
 import { ask, emptyUsage, keywordsOf, readPage, userMessage, visionPart } from './page-state.ts';
-import { observeSystem, observeUser } from './prompts.ts';
+import { observeSystem, observeUser, withGuidance } from './prompts.ts';
 import { ObserveReply } from './replies.ts';
 import { type ObservedElement, type ObserveResult, type OpContext, OpError } from './types.ts';
 
@@ -33,6 +33,7 @@ function observed(
     selector: el.locator.xpath,
     role: el.role,
     name: el.name,
+    ...(typeof el.states.checked === 'boolean' ? { checked: el.states.checked } : {}),
   };
 }
 
@@ -82,7 +83,7 @@ export async function observe(ctx: OpContext, instruction?: string): Promise<Obs
   const res = await ask(
     ctx.llm,
     {
-      system: observeSystem({ placeholders: placeholders(text).length > 0 }),
+      system: withGuidance(observeSystem({ placeholders: placeholders(text).length > 0 }), ctx.guidance),
       messages: [userMessage(observeUser(text, snap), withImage ? await visionPart(ctx, snap) : undefined)],
       schema: ObserveReply,
       schemaName: 'list_elements',

@@ -14,6 +14,7 @@ export { emptyUsage };
 import {
   readAhead as readAheadOfPage,
   type SnapshotCallOptions,
+  SnapshotError,
   snapshot,
   snapshotIfQuiet,
 } from '../perception/snapshot.ts';
@@ -32,8 +33,29 @@ interface ReadExtra {
   readOnly?: boolean;
 }
 
-/** A page read the way every op needs it: settled, snapshotted, secrets replaced by their names. */
+/** The read failed because its scope selector is no valid selector or matches nothing (collect.ts). */
+export const isSelectorMiss = (err: unknown): boolean =>
+  err instanceof SnapshotError && /^(invalid selector|no element matches selector): /.test(err.message);
+
+/**
+ * A page read the way every op needs it: settled, snapshotted, secrets replaced by their names.
+ * With `selectorFallback`, a scope selector that finds nothing reads the whole page instead.
+ */
 export async function readPage(ctx: OpContext, extra: ReadExtra = {}): Promise<Snapshot> {
+  const { selector, selectorFallback, ...unscoped } = ctx.options ?? {};
+  try {
+    return await readSettled(ctx, extra);
+  } catch (err) {
+    if (!selector || !selectorFallback || !isSelectorMiss(err)) throw err;
+    ctx.log?.({
+      level: 'info',
+      msg: `selector ${selector} matched nothing (or is no valid CSS / XPath): the whole page was read instead`,
+    });
+    return readSettled({ ...ctx, options: unscoped }, extra);
+  }
+}
+
+async function readSettled(ctx: OpContext, extra: ReadExtra): Promise<Snapshot> {
   // null: the whole page (the caller splits it itself).
   const budget =
     extra.budget === null ? undefined : (extra.budget ?? ctx.options?.budget ?? DEFAULT_PAGE_BUDGET);
@@ -83,6 +105,7 @@ function snapshotOptions(ctx: OpContext, extra: ReadExtra, budget: number | unde
   return {
     ...(extra.readOnly && ctx.reuseReads ? { reuse: true } : {}),
     ...(ctx.options?.selector ? { selector: ctx.options.selector } : {}),
+    ...(ctx.options?.ignore?.length ? { ignore: ctx.options.ignore } : {}),
     ...(budget !== undefined ? { budget } : {}),
     ...(extra.keywords ? { keywords: extra.keywords } : {}),
     ...(extra.chunk !== undefined ? { chunk: extra.chunk } : {}),

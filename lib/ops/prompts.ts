@@ -55,6 +55,17 @@ export function extractSystem(opts: { links: boolean; parts: boolean }): string 
     .join('\n');
 }
 
+/**
+ * A system prompt with the caller's standing instructions after ours. They stay the same from call
+ * to call of a session, so the provider still caches the whole system part.
+ */
+export function withGuidance(system: string, guidance: string | undefined): string {
+  const text = guidance?.trim();
+  return text
+    ? `${system}\nThe user's standing instructions (follow them where they apply):\n${text}`
+    : system;
+}
+
 export const VISION_NOTE = `A screenshot of the visible part of the page is attached; each coloured box is labelled with the same id as the outline.`;
 
 export function pageHeader(snapshot: Snapshot): string {

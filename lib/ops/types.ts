@@ -30,8 +30,15 @@ export type OpLog = (event: { level: 'debug' | 'info' | 'warn'; msg: string; [k:
 
 /** Per-call settings shared by act / observe / extract. */
 export interface OpOptions {
-  /** Scope the snapshot to a CSS selector. */
+  /** Scope the snapshot to the first match of a selector: CSS or XPath (`xpath=…`, `/…`, `(…`). */
   selector?: string;
+  /**
+   * When `selector` is not valid or matches nothing, read the whole page (and log it) instead of
+   * failing: what Stagehand's SDK does. Our own API keeps the clear error.
+   */
+  selectorFallback?: boolean;
+  /** Elements left out of the page read, with everything inside them: CSS or XPath each. */
+  ignore?: string[];
   /** Use the set-of-marks screenshot: 'fallback' (default) when DOM confidence is low or no element was found. */
   vision?: 'fallback' | 'always' | 'never';
   /** Token budget for one prompt's page text. */
@@ -59,6 +66,8 @@ export interface OpContext {
    * changed since (perception/held-read.ts). Worth it where one page takes many calls: sessions.
    */
   reuseReads?: boolean;
+  /** The caller's standing instructions for every model call (the SDK's `systemPrompt`). */
+  guidance?: string;
 }
 
 export interface ActionCacheLike {
@@ -72,6 +81,8 @@ export interface CacheQuery {
   url: string;
   signature: string;
   variableNames: string[];
+  /** The caller's standing instructions, when any: what the model chose under them is theirs. */
+  guidance?: string;
 }
 
 export interface CacheHit {
@@ -102,6 +113,8 @@ export interface ObservedElement {
   selector: string;
   role: string;
   name: string;
+  /** A checkbox's, radio's or switch's state when it was observed. */
+  checked?: boolean;
 }
 
 export interface ObserveResult {
@@ -124,6 +137,8 @@ export interface ExtractResult<T = unknown> {
 
 export class OpError extends Error {
   override name = 'OpError';
+  /** Tokens the op spent before it failed (a model that found nothing still costs them). */
+  usage?: Usage;
   constructor(
     readonly kind: OpErrorKind,
     message: string,

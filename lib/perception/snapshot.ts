@@ -48,7 +48,7 @@ const isBusy = (raw: RawCollect | Busy | undefined): raw is Busy => !!raw && 'bu
 /** What the page itself is asked to read with (the rest of the options apply here, after). */
 const inPageArgs = (opts: SnapshotOptions, main: boolean) => ({
   ...(main && opts.selector ? { selector: opts.selector } : {}),
-  ...(opts.ignore?.length ? { ignore: opts.ignore.join(', ') } : {}),
+  ...(opts.ignore?.length ? { ignore: opts.ignore } : {}),
   text: opts.text ?? true,
 });
 

@@ -150,9 +150,9 @@ export function wholePage(snapshot: Snapshot): Snapshot {
 }
 
 export interface SnapshotOptions {
-  /** CSS selector to scope the snapshot to (first match, in the main frame). */
+  /** CSS or XPath (`/…`, `xpath=…`) selector to scope the snapshot to (first match, in the main frame). */
   selector?: string;
-  /** CSS selectors whose subtrees are left out. */
+  /** CSS or XPath selectors whose subtrees are left out. */
   ignore?: string[];
   /** Token budget for the tree; keeps in-viewport, interactive and keyword-matching lines first. */
   budget?: number;

@@ -285,6 +285,7 @@ describe('the Stagehand SDK on browserfn', () => {
       env: 'BROWSERBASE',
       apiKey: 'key-c',
       disableAPI: true,
+      browserbaseSessionCreateParams: { browserSettings: { viewport: { width: 900, height: 640 } } },
       model: { modelName: 'gpt-4.1-mini', apiKey: 'sk-test', baseURL: env.llm.openaiBaseURL },
       verbose: 0,
       disablePino: true,
@@ -295,6 +296,8 @@ describe('the Stagehand SDK on browserfn', () => {
       expect(env.service.registry.get(local.browserbaseSessionID!, 'tenant-c')).toBeDefined();
       const page = local.context.pages()[0]!;
       await page.goto(`${env.site.url}/login.html`);
+      // The create call's viewport is the session's.
+      expect(await page.evaluate(() => [innerWidth, innerHeight])).toEqual([900, 640]);
       const found = await local.observe('the sign in button');
       expect(found[0]?.description).toBe('Sign in');
       expect(env.llm.requests.at(-1)?.schemaName).toBe('Observation');

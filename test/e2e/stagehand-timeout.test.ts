@@ -4,22 +4,16 @@
  * later is not acted on.
  */
 import type { Stagehand } from '@browserbasehq/stagehand';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { idInPrompt } from '../support/ops-env.ts';
-import { type StagehandEnv, sdkFor, startStagehandEnv } from '../support/stagehand-env.ts';
+import { type StagehandEnv, stagehandSuite } from '../support/stagehand-env.ts';
 
 let env: StagehandEnv;
 let sh: Stagehand;
 
-beforeAll(async () => {
-  env = await startStagehandEnv({ requestTimeoutMs: 500 });
-  sh = sdkFor('key-a');
-  await sh.init();
-}, 60_000);
-
-afterAll(async () => {
-  await sh?.close();
-  await env?.close();
+stagehandSuite({ requestTimeoutMs: 500 }, (e, s) => {
+  env = e;
+  sh = s;
 });
 
 describe('a Stagehand call past the server deadline', () => {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Stagehand } from '@browserbasehq/stagehand';
 import { serve } from '@hono/node-server';
+import { afterAll, beforeAll } from 'vitest';
 import WebSocket from 'ws';
 import { createApp } from '../../lib/api/app.ts';
 import { type DebuggableBrowser, launchDebuggableBrowser } from '../../lib/api/stagehand/browser.ts';
@@ -62,7 +63,7 @@ export async function listen(
 }
 
 export async function startStagehandEnv(
-  opts: { cacheFor?: StagehandDeps['cacheFor']; requestTimeoutMs?: number } = {},
+  opts: { cacheFor?: StagehandDeps['cacheFor']; requestTimeoutMs?: number; agentFinishMs?: number } = {},
 ): Promise<StagehandEnv> {
   const [site, llm, dbg] = await Promise.all([
     startFixtureServer(),
@@ -86,6 +87,7 @@ export async function startStagehandEnv(
     maxSessionsPerTenant: 2,
     ...(opts.cacheFor ? { cacheFor: opts.cacheFor } : {}),
     ...(opts.requestTimeoutMs ? { requestTimeoutMs: opts.requestTimeoutMs } : {}),
+    ...(opts.agentFinishMs ? { agentFinishMs: opts.agentFinishMs } : {}),
   });
   const { srv, url: base } = await listen(service, keys, env, site.port);
   const saved = [process.env.STAGEHAND_API_URL, process.env.BROWSERBASE_BASE_URL];
@@ -151,3 +153,26 @@ export async function cdpClient(url: string, headers: Record<string, string> = {
 }
 
 export const pageIdsOf = (s: Stagehand) => s.context.pages().map((p) => p.mainFrameId());
+
+/**
+ * A test file's environment and SDK instance (key-a unless `make` says otherwise): started before
+ * its tests and handed to `ready`, closed after them.
+ */
+export function stagehandSuite(
+  opts: Parameters<typeof startStagehandEnv>[0],
+  ready: (env: StagehandEnv, sh: Stagehand) => void,
+  make: () => Stagehand = () => sdkFor('key-a'),
+): void {
+  let env: StagehandEnv | undefined;
+  let sh: Stagehand | undefined;
+  beforeAll(async () => {
+    env = await startStagehandEnv(opts);
+    sh = make();
+    await sh.init();
+    ready(env, sh);
+  }, 60_000);
+  afterAll(async () => {
+    await sh?.close();
+    await env?.close();
+  });
+}

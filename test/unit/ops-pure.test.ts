@@ -108,6 +108,14 @@ describe('cache key', () => {
     expect(cacheKey(base)).not.toBe(cacheKey({ ...base, signature: 's2' }));
     expect(cacheKey(base)).not.toBe(cacheKey({ ...base, variableNames: ['email'] }));
   });
+  it('keeps what was chosen under a caller’s standing instructions apart, and other keys as they were', () => {
+    const guided = cacheKey({ ...base, guidance: 'prefer the SSO button' });
+    expect(guided).not.toBe(cacheKey(base));
+    expect(guided).not.toBe(cacheKey({ ...base, guidance: 'prefer the password form' }));
+    expect(cacheKey({ ...base, guidance: 'prefer the SSO button' })).toBe(guided);
+    // A key made before guidance existed is unchanged (saved caches keep hitting).
+    expect(cacheKey(base)).toBe('19ac3be3c9f3dc60c954bb064aeccd75');
+  });
 });
 
 describe('chunkTree', () => {

@@ -7,16 +7,7 @@ import {
   navigableScheme,
   newFilterState,
 } from '../../lib/api/stagehand/cdp-filter.ts';
-import { chooseModel } from '../../lib/api/stagehand/models.ts';
 import { SessionLimitError, SessionRegistry } from '../../lib/api/stagehand/sessions.ts';
-import {
-  ActBody,
-  actionToSdk,
-  flatVariables,
-  NavigateBody,
-  observedFromSdk,
-  WireError,
-} from '../../lib/api/stagehand/wire.ts';
 
 const CTX = 'CTX-OURS';
 const cmd = (method: string, params: Record<string, unknown> = {}, sessionId?: string): CdpCommand => ({
@@ -253,98 +244,5 @@ describe('session registry', () => {
     now += 61_000;
     expect(await reg.sweep()).toBe(1);
     expect(reg.size()).toBe(0);
-  });
-});
-
-describe('wire shapes', () => {
-  it('turns an observed action (Stagehand’s or ours) into one act replays', () => {
-    expect(
-      observedFromSdk({ selector: 'xpath=/html/body/button', method: 'click', description: 'the button' }),
-    ).toEqual({
-      id: 0,
-      description: 'the button',
-      method: 'click',
-      arguments: [],
-      selector: '/html/body/button',
-      role: '',
-      name: '',
-    });
-    expect(
-      observedFromSdk({
-        selector: '/html/body/select',
-        method: 'selectOptionFromDropdown',
-        arguments: ['Red'],
-      }),
-    ).toMatchObject({ method: 'select', arguments: ['Red'] });
-    expect(observedFromSdk({ selector: '/html/body', method: 'nextChunk' })).toMatchObject({
-      method: 'scroll',
-      arguments: ['+600'],
-    });
-    expect(() => observedFromSdk({ selector: '/x', method: 'teleport' })).toThrow(WireError);
-    expect(() => observedFromSdk({ selector: '/x', method: 'teleport' })).toThrow(/^input\.method: /);
-  });
-
-  it('answers actions in the SDK’s shape, placeholders and all', () => {
-    expect(
-      actionToSdk({
-        method: 'fill',
-        target: { locator: { xpath: '/html/body/input', role: 'textbox', name: 'Password' } },
-        args: ['%pw%'],
-        description: 'fill textbox "Password"',
-      }),
-    ).toEqual({
-      selector: 'xpath=/html/body/input',
-      description: 'fill textbox "Password"',
-      method: 'fill',
-      arguments: ['%pw%'],
-      role: 'textbox',
-      name: 'Password',
-    });
-  });
-
-  it('flattens Stagehand variables and validates bodies naming the field', () => {
-    expect(flatVariables({ a: 'x', b: 2, c: { value: true, description: 'flag' } })).toEqual({
-      a: 'x',
-      b: '2',
-      c: 'true',
-    });
-    const bad = ActBody.safeParse({ input: 'x', options: { variables: { 'no spaces': 'v' } } });
-    expect(bad.success).toBe(false);
-    expect(bad.error?.issues[0]?.path.join('.')).toBe('options.variables.no spaces');
-    expect(NavigateBody.safeParse({ url: 'https://a.test', options: {} }).success).toBe(true);
-  });
-});
-
-describe('model choice', () => {
-  const deps = (env: Record<string, string>) => ({ policy: { allowPrivate: false, allowHosts: [] }, env });
-
-  it('uses the named model with the caller’s key', async () => {
-    const c = await chooseModel(
-      { call: undefined, session: 'openai/gpt-4.1-mini', headerKey: 'sk-caller' },
-      deps({}),
-    );
-    expect(c.llm?.model).toBe('openai/gpt-4.1-mini');
-  });
-
-  it('falls back from "auto" or a keyless model to the server’s model, then to no model', async () => {
-    const server = deps({ BROWSERFN_MODEL: 'anthropic/claude-haiku-4-5', ANTHROPIC_API_KEY: 'sk-server' });
-    expect(
-      (await chooseModel({ call: 'auto', session: undefined, headerKey: undefined }, server)).llm?.model,
-    ).toBe('anthropic/claude-haiku-4-5');
-    const keyless = await chooseModel(
-      { call: undefined, session: 'openai/gpt-4.1-mini', headerKey: undefined },
-      server,
-    );
-    expect(keyless.llm?.model).toBe('anthropic/claude-haiku-4-5');
-    expect(keyless.note).toMatch(/no key for openai\/gpt-4.1-mini/);
-    const none = await chooseModel({ call: undefined, session: 'auto', headerKey: undefined }, deps({}));
-    expect(none.llm).toBeUndefined();
-    expect(none.note).toMatch(/zero-token/);
-  });
-
-  it('says no to a model it cannot serve when the caller sent a key for it', async () => {
-    await expect(
-      chooseModel({ call: 'google/gemini-2.5-flash', session: undefined, headerKey: 'k' }, deps({})),
-    ).rejects.toThrow(/model/);
   });
 });

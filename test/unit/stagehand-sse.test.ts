@@ -88,6 +88,26 @@ describe('answering a streamed call', () => {
     expect(events[2]!.data.message!.message).toBe('step 2');
   });
 
+  it('keeps a long silent call alive with running events, and sends none after finished', async () => {
+    const res = await respond(
+      true,
+      async () => {
+        await new Promise((r) => setTimeout(r, 130));
+        return { done: true };
+      },
+      failure,
+      5,
+      40,
+    );
+    const events = eventsIn(await res.text());
+    const kinds = events.map((e) => `${e.type}:${e.data.status}`);
+    expect(kinds[0]).toBe('system:starting');
+    expect(kinds.at(-1)).toBe('system:finished');
+    const beats = kinds.filter((k) => k === 'system:running').length;
+    expect(beats).toBeGreaterThanOrEqual(2);
+    expect(beats).toBeLessThanOrEqual(3);
+  });
+
   it('ends a failed call with one error event and no finished', async () => {
     for (const holdMs of [50, 0]) {
       const res = await respond(

@@ -3,6 +3,7 @@ import type { Page } from 'playwright-core';
 import type { AgentDeps } from '../../agent/deps.ts';
 import { runAgent } from '../../agent/run-agent.ts';
 import { AgentTaskSchema, type StepRecord } from '../../agent/state.ts';
+import { FINAL_TOOLS } from '../../agent/tools.ts';
 import type { LlmClient } from '../../llm/types.ts';
 import type { OpLog } from '../../ops/types.ts';
 import { storesFromEnv } from '../../store/config.ts';
@@ -20,6 +21,8 @@ export interface StagehandAgentInput {
   checkNavigation: (url: string) => Promise<void>;
   log: OpLog;
   signal: AbortSignal;
+  /** Epoch ms: start no step that may not end by then, and answer with the steps so far. */
+  finishBy?: number;
 }
 
 /** The SDK's AgentResult, as the `finished` event carries it. */
@@ -69,6 +72,9 @@ function toActions(steps: StepRecord[]): StagehandAgentResult['actions'] {
   );
 }
 
+const endedByAgent = (steps: StepRecord[]) =>
+  steps.at(-1)?.actions.some((a) => (FINAL_TOOLS as readonly string[]).includes(a.tool) && a.ok) ?? false;
+
 /**
  * Runs one `agent().execute()` on the session's page with browserfn's agent (lib/agent): the page
  * is handed over as it is (no reload, cookies kept), the agent works until done, fail or its step
@@ -111,15 +117,25 @@ export async function runAgentForStagehand(
       url: input.page.url(),
     },
     deps,
+    input.finishBy ? { deadline: input.finishBy } : {},
   );
   const success = state.status === 'done' || state.status === 'partial_success';
   const data =
     state.data && typeof state.data === 'object' ? JSON.stringify(state.data) : String(state.data ?? '');
   return {
     success,
-    message: [state.reason ?? state.status, data && data !== '{}' ? data : ''].filter(Boolean).join(': '),
+    message: [
+      state.status === 'running'
+        ? `stopped after ${state.step} step${state.step === 1 ? '' : 's'}: the call's time ran out`
+        : (state.reason ?? state.status),
+      data && data !== '{}' ? data : '',
+    ]
+      .filter(Boolean)
+      .join(': '),
     actions: toActions(steps),
-    completed: state.status !== 'running',
+    // As the SDK's own agent says it: completed only when the agent itself called it done (or
+    // gave up), not when a step budget, the clock or a run of errors stopped it.
+    completed: endedByAgent(steps),
     usage: {
       input_tokens: state.usage.promptTokens,
       output_tokens: state.usage.completionTokens,

@@ -29,6 +29,22 @@ export async function targetIdOf(page: Page): Promise<string> {
 }
 
 /**
+ * The main frame's loader id: Chromium gives a navigation's document request the same id, which is
+ * what the SDK asks `Network.getResponseBody` for when a script reads `(await page.goto()).text()`.
+ */
+export async function mainLoaderId(page: Page): Promise<string> {
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    const { frameTree } = (await cdp.send('Page.getFrameTree')) as {
+      frameTree: { frame: { loaderId: string } };
+    };
+    return frameTree.frame.loaderId;
+  } finally {
+    await cdp.detach().catch(() => undefined);
+  }
+}
+
+/**
  * A session's browser context: isolated, every request through the guard proxy (pages a CDP client
  * opens in it included; on a remote browser, every request checked by a route), downloads off,
  * one blank page for the SDK to find when it connects.

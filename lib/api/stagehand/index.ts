@@ -22,6 +22,8 @@ export interface StagehandDeps extends OpDeps {
   /** Open sessions per tenant (default 5). */
   maxSessionsPerTenant?: number;
   requestTimeoutMs?: number;
+  /** How long before its deadline `agent().execute()` stops and answers with its steps (default 60 s). */
+  agentFinishMs?: number;
   maxBodyBytes?: number;
   publicUrl?: string;
 }

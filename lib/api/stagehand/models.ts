@@ -15,9 +15,22 @@ export interface ModelChoice {
   llm: LlmClient | undefined;
   /** One line for the call's log: which model answers and why. */
   note: string;
+  /** A model was named but another one (or none) answers: worth telling the script's logger. */
+  substituted: boolean;
 }
 
 const isAuto = (name: string | undefined) => !name || name === 'auto' || name.endsWith('/auto');
+
+/**
+ * The SDK still takes the bare model names of its first releases ("gpt-4.1-mini", with a deprecation
+ * warning); ours are "provider/model". Bare OpenAI and Anthropic names get their provider.
+ */
+export function withProvider(name: string): string {
+  if (name.includes('/')) return name;
+  if (/^(gpt-|chatgpt-|o\d)/.test(name)) return `openai/${name}`;
+  if (/^claude-/.test(name)) return `anthropic/${name}`;
+  return name;
+}
 
 /**
  * The model for one SDK call, chosen as our own API does: the named model with the caller's key
@@ -28,7 +41,8 @@ const isAuto = (name: string | undefined) => !name || name === 'auto' || name.en
  */
 export async function chooseModel(req: ModelRequest, deps: OpDeps): Promise<ModelChoice> {
   const call = typeof req.call === 'string' ? { modelName: req.call } : req.call;
-  const name = call?.modelName ?? req.session;
+  const given = call?.modelName ?? req.session;
+  const name = given && withProvider(given);
   const key = call?.apiKey ?? req.headerKey;
   if (!isAuto(name)) {
     try {
@@ -42,14 +56,15 @@ export async function chooseModel(req: ModelRequest, deps: OpDeps): Promise<Mode
         },
         deps,
       );
-      if (llm) return { llm, note: `model ${llm.model}` };
+      if (llm) return { llm, note: `model ${llm.model}`, substituted: false };
     } catch (err) {
       if (key || call?.baseURL) throw err;
     }
   }
   const fallback = await modelFor({}, deps);
   const why = isAuto(name) ? `"${name ?? 'auto'}"` : `no key for ${name}`;
+  const substituted = !isAuto(name);
   return fallback
-    ? { llm: fallback, note: `${why}: the server's model ${fallback.model}` }
-    : { llm: undefined, note: `${why} and no server model: zero-token tier only` };
+    ? { llm: fallback, note: `${why}: the server's model ${fallback.model}`, substituted }
+    : { llm: undefined, note: `${why} and no server model: zero-token tier only`, substituted };
 }

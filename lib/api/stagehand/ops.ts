@@ -7,12 +7,18 @@ import { act } from '../../ops/act.ts';
 import { extract } from '../../ops/extract.ts';
 import { observe } from '../../ops/observe.ts';
 import { readAhead } from '../../ops/page-state.ts';
-import { type OpContext, OpError, type OpLog, type OpOptions } from '../../ops/types.ts';
+import {
+  type ObservedElement,
+  type OpContext,
+  OpError,
+  type OpLog,
+  type OpOptions,
+} from '../../ops/types.ts';
 import type { OpDeps } from '../run-op.ts';
 import { runAgentForStagehand } from './agent.ts';
 import { navigableScheme } from './cdp-filter.ts';
-import type { SessionContext } from './context.ts';
-import { chooseModel } from './models.ts';
+import { mainLoaderId, type SessionContext } from './context.ts';
+import { chooseModel, type ModelChoice } from './models.ts';
 import type { ReplayAction, StagehandSession } from './sessions.ts';
 import type { Emitter } from './sse.ts';
 import {
@@ -25,6 +31,7 @@ import {
   type ObserveBody,
   observedFromSdk,
   observedToSdk,
+  WireError,
 } from './wire.ts';
 
 export interface CallEnv {
@@ -37,6 +44,8 @@ export interface CallEnv {
   emit: Emitter;
   /** Aborted when the call's deadline passes or its client goes away. */
   signal: AbortSignal;
+  /** Epoch ms by which a long call (the agent) answers with what it has, before the hard deadline. */
+  finishBy?: number;
 }
 
 const tokenUsage = (u: Usage | undefined): ReplayAction['tokenUsage'] => ({
@@ -60,6 +69,10 @@ const opLog =
     if (e.level !== 'debug') emit.log({ category: 'browserfn', message: e.msg, level: 1 });
   };
 
+/** Which model answers the call, in its log: at the SDK's default level when it is not the one named. */
+const tellModel = (env: CallEnv, choice: ModelChoice) =>
+  env.emit.log({ category: 'browserfn', message: choice.note, level: choice.substituted ? 1 : 2 });
+
 async function opContext(
   env: CallEnv,
   model: Parameters<typeof chooseModel>[0]['call'],
@@ -70,7 +83,7 @@ async function opContext(
     { call: model, session: env.session.modelName, headerKey: env.headerKey },
     env.deps,
   );
-  env.emit.log({ category: 'browserfn', message: choice.note, level: 2 });
+  tellModel(env, choice);
   const cache = env.serverCache ? env.deps.cacheFor?.(env.session.tenant) : undefined;
   const policy = env.deps.policy;
   return {
@@ -81,6 +94,7 @@ async function opContext(
     // A session's page takes call after call: an observe then an extract read it once.
     reuseReads: true,
     signal: env.signal,
+    ...(env.session.systemPrompt ? { guidance: env.session.systemPrompt } : {}),
     ...(choice.llm ? { llm: choice.llm } : {}),
     ...(variables ? { variables } : {}),
     ...(cache ? { cache } : {}),
@@ -89,7 +103,19 @@ async function opContext(
 
 export async function runAct(env: CallEnv, body: z.infer<typeof ActBody>) {
   const ctx = await opContext(env, body.options?.model, flatVariables(body.options?.variables), {});
-  const input = typeof body.input === 'string' ? body.input : observedFromSdk(body.input);
+  let input: string | ObservedElement;
+  try {
+    input = typeof body.input === 'string' ? body.input : observedFromSdk(body.input);
+  } catch (err) {
+    // A method we cannot carry out is an act that did not happen, as the SDK reports it locally.
+    if (!(err instanceof WireError) || typeof body.input === 'string') throw err;
+    return {
+      success: false,
+      message: err.message,
+      actionDescription: body.input.description ?? '',
+      actions: [],
+    };
+  }
   const instruction = typeof input === 'string' ? input : input.description;
   try {
     const result = await act(ctx, input).finally(() => readAhead(ctx));
@@ -108,7 +134,7 @@ export async function runAct(env: CallEnv, body: z.infer<typeof ActBody>) {
         method: 'act',
         parameters: { instruction },
         result: { success: false },
-        tokenUsage: tokenUsage(undefined),
+        tokenUsage: tokenUsage(err.usage),
       });
       return { success: false, message: err.message, actionDescription: instruction, actions: [] };
     }
@@ -116,14 +142,20 @@ export async function runAct(env: CallEnv, body: z.infer<typeof ActBody>) {
   }
 }
 
+/**
+ * The scope of an observe / extract as the SDK gives it: `selector` and `ignoreSelectors`, CSS or
+ * XPath. A selector that finds nothing reads the whole page, with a log line, as the SDK does.
+ */
+const scopeOf = (
+  o: { selector?: string | undefined; ignoreSelectors?: string[] | undefined } | undefined,
+) => ({
+  ...(o?.selector ? { selector: o.selector, selectorFallback: true } : {}),
+  ...(o?.ignoreSelectors?.length ? { ignore: o.ignoreSelectors } : {}),
+});
+
 export async function runObserve(env: CallEnv, body: z.infer<typeof ObserveBody>) {
   const o = body.options;
-  const ctx = await opContext(
-    env,
-    o?.model,
-    flatVariables(o?.variables),
-    o?.selector ? { selector: o.selector } : {},
-  );
+  const ctx = await opContext(env, o?.model, flatVariables(o?.variables), scopeOf(o));
   const result = await observe(ctx, body.instruction);
   record(env, {
     method: 'observe',
@@ -139,7 +171,7 @@ const SCHEMA_ONLY = 'Extract the data the schema describes from this page.';
 
 export async function runExtract(env: CallEnv, body: z.infer<typeof ExtractBody>) {
   const o = body.options;
-  const ctx = await opContext(env, o?.model, undefined, o?.selector ? { selector: o.selector } : {});
+  const ctx = await opContext(env, o?.model, undefined, scopeOf(o));
   const instruction = body.instruction?.trim() || (body.schema ? SCHEMA_ONLY : undefined);
   const result = await extract(ctx, instruction, body.schema);
   record(env, {
@@ -152,12 +184,14 @@ export async function runExtract(env: CallEnv, body: z.infer<typeof ExtractBody>
 }
 
 /** The navigation's response as the SDK rebuilds it (`SerializableResponse`), or null. */
-async function serializable(response: PwResponse | null, frameId: string | undefined) {
+async function serializable(page: Page, response: PwResponse | null, frameId: string | undefined) {
   if (!response) return null;
+  // The frame's current document is the response's only if the page has not moved on since.
+  const loaderId = page.url() === response.url() ? await mainLoaderId(page).catch(() => '') : '';
   return {
-    requestId: `browserfn-${Date.now().toString(36)}`,
+    requestId: loaderId || `browserfn-${Date.now().toString(36)}`,
     ...(frameId ? { frameId } : {}),
-    loaderId: '',
+    loaderId,
     response: {
       url: response.url(),
       status: response.status(),
@@ -195,14 +229,22 @@ export async function runNavigate(env: CallEnv, body: z.infer<typeof NavigateBod
     result: { status: response?.status() ?? null },
     tokenUsage: tokenUsage(undefined),
   });
-  return serializable(response, body.frameId);
+  return serializable(env.page, response, body.frameId);
 }
 
 export async function runAgentExecute(env: CallEnv, body: z.infer<typeof AgentExecuteBody>) {
+  const config = body.agentConfig;
+  if (config?.cua || config?.mode === 'cua')
+    throw new OpError(
+      'invalid',
+      'agentConfig.mode: "cua" (computer-use models driving by screen coordinates) is not served by browserfn; ' +
+        'its agent works on the page structure: leave mode out, or use "dom" or "hybrid", with a chat model',
+    );
   const choice = await chooseModel(
     { call: body.agentConfig?.model, session: env.session.modelName, headerKey: env.headerKey },
     env.deps,
   );
+  tellModel(env, choice);
   const result = await runAgentForStagehand({
     tenant: env.session.tenant,
     page: env.page,
@@ -214,6 +256,7 @@ export async function runAgentExecute(env: CallEnv, body: z.infer<typeof AgentEx
     checkNavigation: (url) => assertNavigable(url, env.deps.policy),
     log: opLog(env.emit),
     signal: env.signal,
+    ...(env.finishBy ? { finishBy: env.finishBy } : {}),
   });
   const u = result.usage;
   record(env, {

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import type { z } from 'zod';
+import { DEFAULT_WALL_CLOCK_MS } from '../../agent/state.ts';
 import { NetworkBlockedError } from '../../browser/guard.ts';
 import { OpError } from '../../ops/types.ts';
 import { type KeyRing, tenantForKey } from '../auth.ts';
@@ -17,6 +18,7 @@ import { type Failure, respond } from './sse.ts';
 import {
   ActBody,
   AgentExecuteBody,
+  BrowserbaseCreateBody,
   ExtractBody,
   NavigateBody,
   ObserveBody,
@@ -34,6 +36,7 @@ export interface StagehandRouteDeps extends OpDeps {
   /** Public base URL (`https://host`), when the server sits behind a proxy that rewrites Host/scheme. */
   publicUrl?: string;
   requestTimeoutMs?: number;
+  agentFinishMs?: number;
   maxBodyBytes?: number;
 }
 
@@ -44,15 +47,23 @@ const fail = (c: Context, status: 400 | 401 | 404 | 413 | 429, kind: string, mes
   // `success`/`message` are what the SDK reads from a failed start; `error` is our usual shape.
   c.json({ success: false, message, error: { kind, message, ...extra } }, status);
 
-async function parse<T extends z.ZodType>(c: Context, schema: T, body?: unknown) {
-  let raw = body;
-  if (raw === undefined) {
-    const text = await c.req.text();
-    try {
-      raw = text.trim() ? JSON.parse(text) : {};
-    } catch {
-      return { error: fail(c, 400, 'invalid', '(body): not valid JSON') };
-    }
+/**
+ * A refused session start. The SDK turns any status but 200 and 401 into "Unknown error: <status>"
+ * and keeps the reason for its log, but throws a 200 with `success: false` as an error carrying our
+ * message. So the SDK (it names itself in `x-sdk-version`) gets the latter; other clients the status.
+ */
+const refuseStart = (c: Context, status: 400 | 404 | 429, kind: string, message: string) =>
+  c.req.header('x-sdk-version')
+    ? c.json({ success: false, message, error: { kind, message } }, 200)
+    : fail(c, status, kind, message);
+
+async function parse<T extends z.ZodType>(c: Context, schema: T, refuse: typeof refuseStart = fail) {
+  let raw: unknown;
+  const text = await c.req.text();
+  try {
+    raw = text.trim() ? JSON.parse(text) : {};
+  } catch {
+    return { error: refuse(c, 400, 'invalid', '(body): not valid JSON') };
   }
   const parsed = schema.safeParse(raw);
   if (parsed.success) return { value: parsed.data as z.infer<T> };
@@ -60,7 +71,10 @@ async function parse<T extends z.ZodType>(c: Context, schema: T, body?: unknown)
     path: i.path.map(String).join('.') || '(body)',
     message: i.message,
   }));
-  return { error: fail(c, 400, 'invalid', `${issues[0]!.path}: ${issues[0]!.message}`, { issues }) };
+  const first = `${issues[0]!.path}: ${issues[0]!.message}`;
+  return {
+    error: refuse === fail ? fail(c, 400, 'invalid', first, { issues }) : refuse(c, 400, 'invalid', first),
+  };
 }
 
 export function toFailure(err: unknown, log: OpDeps['log']): Failure {
@@ -71,6 +85,22 @@ export function toFailure(err: unknown, log: OpDeps['log']): Failure {
   if (status >= 500 && body.error.kind === 'internal')
     log?.({ level: 'warn', msg: 'stagehand call failed', error: String(err) });
   return { status, kind: body.error.kind, message: body.error.message };
+}
+
+/** Calls without a `timeout` of their own. */
+const CALL_MS = 120_000;
+/** `agent().execute()` has no timeout in the SDK: the agent's own wall clock, plus room to finish. */
+export const AGENT_CALL_MS = DEFAULT_WALL_CLOCK_MS + 60_000;
+/** How long before its hard deadline an agent stops starting steps and answers with what it has. */
+export const AGENT_FINISH_MS = 60_000;
+
+/** The hard deadline of one call: its own `timeout`, else the server's, else the default per kind. */
+export function callDeadlineMs(
+  op: string,
+  timeout: number | undefined,
+  serverMs: number | undefined,
+): number {
+  return timeout ?? serverMs ?? (op === 'agentExecute' ? AGENT_CALL_MS : CALL_MS);
 }
 
 /**
@@ -102,6 +132,7 @@ export function stagehandRoutes(deps: StagehandRouteDeps): Hono<Env> {
   const { registry } = deps;
   const app = new Hono<Env>();
   const maxBody = deps.maxBodyBytes ?? 1024 * 1024;
+  const agentFinishMs = deps.agentFinishMs ?? AGENT_FINISH_MS;
 
   app.use('*', async (c, next) => {
     const bearer = /^Bearer\s+(\S+)$/i.exec(c.req.header('authorization') ?? '')?.[1];
@@ -155,6 +186,7 @@ export function stagehandRoutes(deps: StagehandRouteDeps): Hono<Env> {
     c: Context<Env>,
     modelName: string | undefined,
     viewport?: { width: number; height: number },
+    refuse: typeof refuseStart = fail,
   ) => {
     try {
       const s = await registry.open(c.get('tenant'), modelName, async () =>
@@ -165,21 +197,15 @@ export function stagehandRoutes(deps: StagehandRouteDeps): Hono<Env> {
       s.resources.context.once('close', () => void registry.end(s, 'browser context closed'));
       return s;
     } catch (err) {
-      if (err instanceof SessionLimitError) return fail(c, 429, 'limit', err.message);
+      if (err instanceof SessionLimitError) return refuse(c, 429, 'limit', err.message);
       throw err;
     }
   };
 
   // Stagehand API: start. Registered before the Browserbase `POST /v1/sessions/:id`.
   app.post('/v1/sessions/start', async (c) => {
-    const body = await parse(c, SessionStartBody);
+    const body = await parse(c, SessionStartBody, refuseStart);
     if (body.error) return body.error;
-    const resume = body.value.browserbaseSessionID;
-    if (resume) {
-      const s = registry.get(resume, c.get('tenant'));
-      if (!s) return fail(c, 404, 'not_found', `browserbaseSessionID: no session ${resume} for this key`);
-      return c.json({ success: true, data: { sessionId: s.id, available: true, cdpUrl: connectUrl(c, s) } });
-    }
     // A model the caller holds a key for but we cannot serve is an error now, not at the first act.
     try {
       await chooseModel(
@@ -187,17 +213,30 @@ export function stagehandRoutes(deps: StagehandRouteDeps): Hono<Env> {
         deps,
       );
     } catch (err) {
-      return fail(c, 400, 'invalid', `modelName: ${(err as Error).message.replace(/^model: /, '')}`);
+      return refuseStart(c, 400, 'invalid', `modelName: ${(err as Error).message.replace(/^model: /, '')}`);
+    }
+    const resume = body.value.browserbaseSessionID;
+    if (resume) {
+      const s = registry.get(resume, c.get('tenant'));
+      if (!s)
+        return refuseStart(c, 404, 'not_found', `browserbaseSessionID: no session ${resume} for this key`);
+      // A script that resumes with another model (or prompt) means that one from now on.
+      if (body.value.modelName) s.modelName = body.value.modelName;
+      if (body.value.systemPrompt) s.systemPrompt = body.value.systemPrompt;
+      return c.json({ success: true, data: { sessionId: s.id, available: true, cdpUrl: connectUrl(c, s) } });
     }
     const viewport = body.value.browserbaseSessionCreateParams?.browserSettings?.viewport;
-    const s = await open(c, body.value.modelName, viewport);
+    const s = await open(c, body.value.modelName, viewport, refuseStart);
     if (s instanceof Response) return s;
+    if (body.value.systemPrompt) s.systemPrompt = body.value.systemPrompt;
     return c.json({ success: true, data: { sessionId: s.id, available: true, cdpUrl: connectUrl(c, s) } });
   });
 
   // Browserbase API: create (the SDK's disableAPI mode), retrieve, debug, release.
   app.post('/v1/sessions', async (c) => {
-    const s = await open(c, undefined);
+    const body = await parse(c, BrowserbaseCreateBody);
+    if (body.error) return body.error;
+    const s = await open(c, undefined, body.value.browserSettings?.viewport);
     if (s instanceof Response) return s;
     return c.json(bbSession(c, s), 201);
   });
@@ -270,16 +309,27 @@ export function stagehandRoutes(deps: StagehandRouteDeps): Hono<Env> {
       if (!page)
         return fail(c, 404, 'not_found', `frameId: no page ${frameId ?? '(any)'} in session ${s.id}`);
       const options = (body.value as { options?: { timeout?: number } }).options;
-      const timeoutMs = options?.timeout ?? deps.requestTimeoutMs ?? 120_000;
+      const timeoutMs = callDeadlineMs(name, options?.timeout, deps.requestTimeoutMs);
       const headerKey = c.req.header('x-model-api-key');
       // The SDK's `serverCache: false` (on the instance or the call).
       const serverCache = c.req.header('browserbase-cache-bypass') !== 'true';
+      const started = Date.now();
       return respond(
         c.req.header('x-stream-response') === 'true',
         (emit) =>
           registry.using(s, () =>
             withDeadline(timeoutMs, emit.signal, (signal) => {
-              const env: CallEnv = { session: s, page, deps, headerKey, serverCache, emit, signal };
+              const env: CallEnv = {
+                session: s,
+                page,
+                deps,
+                headerKey,
+                serverCache,
+                emit,
+                signal,
+                // The agent hands back what it has before the hard deadline, when there is room to.
+                ...(timeoutMs >= 2 * agentFinishMs ? { finishBy: started + timeoutMs - agentFinishMs } : {}),
+              };
               return (run as (e: CallEnv, b: unknown) => Promise<unknown>)(env, body.value);
             }),
           ),

@@ -31,6 +31,8 @@ export interface StagehandSession<R extends SessionResources = SessionResources>
   token: string;
   resources: R;
   modelName: string | undefined;
+  /** The script's `systemPrompt`: standing instructions for the model in act, observe and extract. */
+  systemPrompt?: string;
   createdAt: number;
   lastActive: number;
   /** Calls in flight: a session is never idle while one runs. */

@@ -38,6 +38,12 @@ export const errorEvent = (f: Failure) =>
 
 /** How long a call may run before its events start to stream; one done sooner answers in one write. */
 export const HOLD_MS = 50;
+/**
+ * A streaming call with nothing to say for this long sends a `running` event: proxies cut streams
+ * idle for about a minute, and Node's fetch gives up on a body silent for five.
+ */
+export const HEARTBEAT_MS = 15_000;
+export const heartbeatEvent = () => sseChunk({ type: 'system', data: { status: 'running' } });
 
 const SSE_HEADERS = {
   'content-type': 'text/event-stream',
@@ -59,6 +65,7 @@ export function respond(
   work: (emit: Emitter) => Promise<unknown>,
   toFailure: (err: unknown) => Failure,
   holdMs = HOLD_MS,
+  heartbeatMs = HEARTBEAT_MS,
 ): Response | Promise<Response> {
   const controller = new AbortController();
   if (!streaming) return respondJson(work, toFailure, controller.signal);
@@ -91,11 +98,23 @@ export function respond(
     let open = true;
     const stream = new ReadableStream<Uint8Array>({
       start(out) {
+        let quiet: NodeJS.Timeout | undefined;
+        const beat = () => {
+          quiet = setTimeout(() => {
+            if (!open) return;
+            out.enqueue(enc.encode(heartbeatEvent()));
+            beat();
+          }, heartbeatMs);
+        };
         live = (chunk) => {
-          if (open) out.enqueue(enc.encode(chunk));
+          if (!open) return;
+          out.enqueue(enc.encode(chunk));
+          clearTimeout(quiet);
+          beat();
         };
         for (const chunk of held.splice(0)) live(chunk);
         void finished.then(() => {
+          clearTimeout(quiet);
           if (open) out.close();
           open = false;
         });

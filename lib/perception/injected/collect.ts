@@ -18,8 +18,10 @@ import type { XPaths } from './xpath.ts';
  */
 
 export interface CollectOptions {
+  /** Scope: CSS, or XPath (`xpath=…`, or starting with `/` or `(`); its first match is walked. */
   selector?: string;
-  ignore?: string;
+  /** Elements left out with their subtrees: CSS or XPath each; one that is not valid is skipped. */
+  ignore?: string[];
   text: boolean;
 }
 
@@ -68,11 +70,46 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
     return el.shadowRoot ?? closedRoots?.get(el) ?? null;
   }
 
-  const ignoreSel = opts.ignore;
+  // Stagehand's selectors: `xpath=…`, a bare XPath (`/html/body/main`, `//h1`, `(//div)[2]`), or CSS.
+  function xpathIn(selector: string): string | undefined {
+    if (/^xpath=/i.test(selector)) return selector.slice(6);
+    return /^[/(]/.test(selector) ? selector : undefined;
+  }
+
+  // Ignored elements: XPath ones found once here, CSS ones tested per element (that reaches into
+  // shadow roots as well). One that is not valid is skipped, as the SDK skips it.
+  const ignoredEls = new Set<Node>();
+  const ignoreCss: string[] = [];
+  for (const raw of opts.ignore ?? []) {
+    const sel = raw.trim();
+    if (!sel) continue;
+    const xpath = xpathIn(sel);
+    try {
+      if (xpath === undefined) {
+        doc.createDocumentFragment().querySelector(sel);
+        ignoreCss.push(sel);
+        continue;
+      }
+      const found = doc.evaluate(xpath, doc, null, XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null);
+      for (let i = 0; i < found.snapshotLength; i++) ignoredEls.add(found.snapshotItem(i)!);
+    } catch {
+      // not a valid selector
+    }
+  }
+  const ignoreSel = ignoreCss.join(', ');
+
   let scopeRoot: Element | null = doc.documentElement;
   if (opts.selector) {
+    const sel = opts.selector.trim();
+    const xpath = xpathIn(sel);
     try {
-      scopeRoot = doc.querySelector(opts.selector);
+      if (xpath === undefined) scopeRoot = doc.querySelector(sel);
+      else {
+        const first = XPathResult.FIRST_ORDERED_NODE_TYPE;
+        const node = doc.evaluate(xpath, doc, null, first, null).singleNodeValue;
+        // `/` is the document itself: the whole page.
+        scopeRoot = node === doc ? doc.documentElement : node?.nodeType === 1 ? (node as Element) : null;
+      }
     } catch {
       return emptyResult(`invalid selector: ${opts.selector}`);
     }
@@ -156,7 +193,7 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
       return;
     }
     counts.nodes++;
-    if (ignoreSel && el.matches(ignoreSel)) return;
+    if (ignoredEls.has(el) || (ignoreSel && el.matches(ignoreSel))) return;
     // aria-hidden on <html> or <body> is an authoring mistake (a modal library hiding "the app" with
     // the modal inside it); ARIA has user agents ignore it there, and so do we: the page is on screen.
     const ariaHidden = el.getAttribute('aria-hidden') === 'true' && tag !== 'body' && tag !== 'html';

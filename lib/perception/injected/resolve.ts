@@ -35,22 +35,40 @@ export function resolveLocator(arg: { chain: string; mark: boolean }): {
     return node as Element | null;
   }
 
+  // A hand-written Action may name its element by CSS (`#password`), as the SDK allows. A segment
+  // is XPath when it says so (`xpath=`) or starts with `/` or `(`; otherwise CSS, unless it is no
+  // valid CSS (`html/body/form`), which is then read as XPath, as every segment was before.
+  const xpathIn = (seg: string): string | undefined =>
+    /^xpath=/i.test(seg) ? seg.slice(6) : /^[/(]/.test(seg) ? seg : undefined;
+  function shadowOf(host: Element | null): ShadowRoot | null {
+    return host ? (host.shadowRoot ?? closed?.get(host) ?? null) : null;
+  }
+  function css(root: ParentNode, seg: string): { el: Element | null } | undefined {
+    try {
+      return { el: root.querySelector(seg) };
+    } catch {
+      return undefined;
+    }
+  }
+
   let current: Element | null = null;
   for (let i = 0; i < segments.length; i++) {
     const seg = (segments[i] ?? '').trim();
-    if (i === 0) {
+    const root: Document | ShadowRoot | null = i === 0 ? document : shadowOf(current);
+    if (!root) return { found: false, error: `no shadow root at segment ${i}` };
+    const given = xpathIn(seg);
+    const byCss: { el: Element | null } | undefined = given === undefined ? css(root, seg) : undefined;
+    const xpath = given ?? seg;
+    if (byCss) current = byCss.el;
+    else if (i === 0) {
       try {
-        const r = document.evaluate(seg, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null);
+        const r = document.evaluate(xpath, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null);
         current = r.singleNodeValue as Element | null;
       } catch (e) {
-        return { found: false, error: `invalid XPath ${seg}: ${(e as Error).message}` };
+        const what = given === undefined ? 'invalid selector (neither CSS nor XPath)' : 'invalid XPath';
+        return { found: false, error: `${what} ${seg}: ${(e as Error).message}` };
       }
-    } else {
-      const host: Element | null = current;
-      const root = host ? (host.shadowRoot ?? closed?.get(host) ?? null) : null;
-      if (!root) return { found: false, error: `no shadow root at segment ${i}` };
-      current = walkSteps(root, seg);
-    }
+    } else current = walkSteps(root, xpath);
     if (!current) return { found: false, error: `nothing at segment ${i + 1} (${seg})` };
     const tag = current.localName;
     if ((tag === 'iframe' || tag === 'frame') && i < segments.length - 1) {
