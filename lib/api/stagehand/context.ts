@@ -1,4 +1,4 @@
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, CDPSession, Page } from 'playwright-core';
 import { newJobContext, newPage } from '../../browser/context.ts';
 import type { GuardPolicy } from '../../browser/guard-policy.ts';
 import { guardProxyFor, proxyOption } from '../../browser/guard-proxy.ts';
@@ -28,19 +28,31 @@ export async function targetIdOf(page: Page): Promise<string> {
   }
 }
 
+/** One CDP session per page, kept: a goto asks it once instead of attaching and detaching each time. */
+const pageSessions = new WeakMap<Page, Promise<CDPSession>>();
+
 /**
  * The main frame's loader id: Chromium gives a navigation's document request the same id, which is
  * what the SDK asks `Network.getResponseBody` for when a script reads `(await page.goto()).text()`.
  */
 export async function mainLoaderId(page: Page): Promise<string> {
-  const cdp = await page.context().newCDPSession(page);
-  try {
-    const { frameTree } = (await cdp.send('Page.getFrameTree')) as {
+  const ask = async () => {
+    let session = pageSessions.get(page);
+    if (!session) {
+      session = page.context().newCDPSession(page);
+      pageSessions.set(page, session);
+    }
+    const { frameTree } = (await (await session).send('Page.getFrameTree')) as {
       frameTree: { frame: { loaderId: string } };
     };
     return frameTree.frame.loaderId;
-  } finally {
-    await cdp.detach().catch(() => undefined);
+  };
+  try {
+    return await ask();
+  } catch {
+    // A session that went away (the target was swapped): one fresh try.
+    pageSessions.delete(page);
+    return ask();
   }
 }
 
