@@ -1,0 +1,131 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JUDGE_FILE, judgeStoredSample, judgeTaskFromSpec } from '../../lib/judge/index.ts';
+import { sampleEvidenceKey } from '../../lib/store/keys.ts';
+import { openPage, startBrowser } from '../support/browser.ts';
+import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
+import { client } from '../support/ops-env.ts';
+import {
+  openPointsIn,
+  type PlantedSample,
+  plannedSample,
+  plantSample,
+  truthfulReply,
+} from '../support/planted-runs.ts';
+import { tempStores } from '../support/runs-env.ts';
+
+const TENANT = 'acme';
+const RUN = 'judged';
+
+describe('the judge rules on finished samples from their evidence', () => {
+  let browser: Browser;
+  let page: Page;
+  let llm: ScriptedModel;
+  let stores: Awaited<ReturnType<typeof tempStores>>;
+  const planted = new Map<string, PlantedSample>();
+  // One sample of each kind: right, and wrong in five ways.
+  const picks = [0, 1, 3, 5, 7, 9].map(plannedSample);
+
+  beforeAll(async () => {
+    browser = await startBrowser();
+    page = (await openPage(browser)).page;
+    stores = await tempStores('bfn-judge-');
+    llm = await startScriptedModel({
+      handler: (req) => {
+        const p = [...planted.values()].find((s) => req.text.includes(s.product));
+        if (!p) return { status: 500, body: { error: { message: 'no planted sample in this prompt' } } };
+        return { json: truthfulReply(p, openPointsIn(req.text)) };
+      },
+    });
+    for (const p of picks) {
+      planted.set(p.sampleId, p);
+      await plantSample(stores, page, TENANT, RUN, p);
+    }
+  });
+  afterAll(async () => {
+    await llm?.close();
+    await browser?.close();
+    await stores?.cleanup();
+  });
+
+  const taskOf = (p: PlantedSample) => judgeTaskFromSpec({ goal: p.goal, requiredFields: ['price'] });
+
+  it.each(
+    picks.map((p) => [p.kind, p] as const),
+  )('rules %s samples as a careful reviewer would', async (_kind, p) => {
+    const before = llm.requests.length;
+    const verdict = await judgeStoredSample(
+      stores,
+      TENANT,
+      RUN,
+      p.sampleId,
+      taskOf(p),
+      client(llm, 'openai'),
+    );
+    expect(verdict.verdict).toBe(p.expected);
+    expect(verdict.blockedBy).toBe(p.expectedBlocker);
+    if (p.expected === 'fail') expect(verdict.firstFailureStep).toBeGreaterThan(0);
+    else expect(verdict.firstFailureStep).toBeUndefined();
+    // The verdict is stored beside the sample's evidence.
+    const stored = await stores.evidence.get(sampleEvidenceKey(TENANT, RUN, p.sampleId, JUDGE_FILE));
+    expect(JSON.parse(new TextDecoder().decode(stored!)).verdict).toBe(p.expected);
+    // The model saw at most 3 screenshots, never the same page twice.
+    const sent = llm.requests.slice(before);
+    for (const r of sent) expect(r.images).toBeLessThanOrEqual(3);
+    expect(verdict.screenshotsUsed.filter((f) => f.includes('product')).length).toBeLessThanOrEqual(1);
+  });
+
+  it('settles a missing required field by rule, and names it', async () => {
+    const p = picks.find((s) => s.kind === 'missing-field')!;
+    const verdict = await judgeStoredSample(
+      stores,
+      TENANT,
+      RUN,
+      p.sampleId,
+      taskOf(p),
+      client(llm, 'openai'),
+    );
+    const field = verdict.keyPoints.find((k) => k.point.includes('"price"'));
+    expect(field).toMatchObject({ met: false, decidedBy: 'rule' });
+    expect(verdict.reasoning).toContain('"price" is missing');
+  });
+
+  it('drops the near-duplicate screenshot and keeps the one that shows the cart', async () => {
+    const p = picks.find((s) => s.kind === 'right')!;
+    const verdict = await judgeStoredSample(
+      stores,
+      TENANT,
+      RUN,
+      p.sampleId,
+      taskOf(p),
+      client(llm, 'anthropic'),
+    );
+    expect(verdict.verdict).toBe('pass');
+    expect(verdict.screenshotsUsed).toContain('03_cart.png');
+    expect(verdict.screenshotsUsed).toHaveLength(2);
+    expect(verdict.usage.promptTokens).toBeGreaterThan(0);
+  });
+
+  it('without a model, never passes what only the screenshots could show', async () => {
+    const p = picks.find((s) => s.kind === 'right')!;
+    const before = llm.requests.length;
+    const verdict = await judgeStoredSample(stores, TENANT, RUN, p.sampleId, taskOf(p), undefined);
+    expect(llm.requests.length).toBe(before);
+    expect(verdict.verdict).toBe('uncertain');
+    expect(verdict.keyPoints.filter((k) => k.met === null).length).toBeGreaterThan(0);
+  });
+
+  it('fails a CAPTCHA-blocked sample with zero model calls when rules already decide', async () => {
+    const p = picks.find((s) => s.kind === 'captcha')!;
+    const verdict = await judgeStoredSample(
+      stores,
+      TENANT,
+      RUN,
+      p.sampleId,
+      { ...taskOf(p), goal: 'read the price' },
+      undefined,
+    );
+    expect(verdict.verdict).toBe('fail');
+    expect(verdict.blockedBy).toBe('captcha');
+  });
+});
