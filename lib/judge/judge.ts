@@ -37,7 +37,10 @@ export async function judgeSample(
   let impossibleTask = false;
   let modelBlocker: Verdict['blockedBy'] = 'none';
 
-  if (open.length > 0 && llm) {
+  // A sample that rules already fail (a required field missing, a wall that stopped it) fails
+  // whatever the model would say about the rest: no tokens are spent on it.
+  const failedByRule = verdicts.some((v) => v?.met === false) || blocker.blockedBy !== 'none';
+  if (open.length > 0 && llm && !failedByRule) {
     shown = selectScreenshots(input.screenshots, input.steps, points, opts.maxScreenshots ?? 3);
     const decided = verdicts.filter((v): v is KeyPointVerdict => v !== undefined);
     const content: MessagePart[] = [
@@ -76,7 +79,9 @@ export async function judgeSample(
       point: o.point,
       met: null,
       evidenceStep: 0,
-      why: 'no model is configured to judge this point from the screenshots and log',
+      why: failedByRule
+        ? 'not judged: the sample already fails on a rule'
+        : 'no model is configured to judge this point from the screenshots and log',
       decidedBy: 'rule',
     };
 
