@@ -1,5 +1,6 @@
 import type { Page } from 'playwright-core';
 import type { OnThrottle } from '../browser/navigate.ts';
+import type { ComputerUseModel } from '../llm/computer-use/types.ts';
 import type { LlmClient } from '../llm/types.ts';
 import type { EvidenceStore, RunStore } from '../store/ports.ts';
 import type { StepRecord } from './state.ts';
@@ -26,6 +27,8 @@ export interface AgentDeps {
   onStep?: (step: StepRecord) => void;
   /** Aborted when the caller stopped waiting (its deadline, a client gone): no step or action follows. */
   signal?: AbortSignal;
+  /** Computer-use mode's model; built from `task.computerUse.model` and the environment when absent. */
+  computerUse?: ComputerUseModel;
 }
 
 export interface SliceOptions {

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { LlmError } from '../llm/types.ts';
 import { redactText } from '../perception/redact.ts';
+import { runCuaSlice } from './cua/slice.ts';
 import type { AgentDeps, AgentLogEvent, SliceOptions } from './deps.ts';
 import { checkDone } from './done-check.ts';
 import { classify, firstLine, isPageGone } from './errors.ts';
@@ -83,6 +84,8 @@ async function stopWith(rt: SliceRuntime, reason: string, consolidateData: boole
 }
 
 export async function runSlice(input: AgentState, deps: AgentDeps, opts: SliceOptions): Promise<AgentState> {
+  // Computer-use samples take turns of screenshots and coordinates: their own loop, same budgets.
+  if (input.task.computerUse) return runCuaSlice(input, deps, opts);
   const state: AgentState = structuredClone(input);
   if (isFinal(state)) return state;
   const log = (event: AgentLogEvent) =>

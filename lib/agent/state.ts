@@ -40,6 +40,20 @@ export const AgentTaskSchema = z
      * dark mode"); the model marks each achieved with step_done, and done is accepted after the last.
      */
     steps: z.array(z.string().trim().min(1)).min(1).max(50).optional(),
+    /**
+     * Computer-use mode: a provider's computer-use model drives the page by screenshots and
+     * coordinates instead of the page outline (canvas apps, drawn controls, key chords).
+     */
+    computerUse: z
+      .object({
+        model: z
+          .string()
+          .regex(/^(anthropic|openai|google)\/.+$/, 'written "provider/model" with provider anthropic, openai or google'),
+        /** Screenshot format sent to the model (png default; jpeg is smaller and faster to encode). */
+        format: z.enum(['png', 'jpeg']).optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -142,6 +156,20 @@ export interface AgentState {
   slices: number;
   /** Scenario mode: index of the scenario step being worked on, and the notes of those achieved. */
   scenario?: { index: number; notes: string[] };
+  /** Computer-use mode: where the provider's conversation is kept, and what the next turn reports. */
+  cua?: CuaProgress;
+}
+
+export interface CuaProgress {
+  /** Evidence key of the provider conversation saved at the last checkpoint (by reference, not inline). */
+  conversationKey?: string;
+  /** What the last turn's calls did, sent with the next screenshot. */
+  pending: { callId: string; ok: boolean; message: string }[];
+  /** Where the last click landed (CSS pixels): marked on the next screenshot. */
+  marker?: { x: number; y: number };
+  /** Hash of the last screenshot, and how many turns in a row it did not change. */
+  lastShot?: string;
+  unchanged: number;
 }
 
 export interface NewAgentStateInit {

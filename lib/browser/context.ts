@@ -14,6 +14,8 @@ export interface JobContextOptions {
   /** Saved cookies + localStorage (an auth profile): an object, or a path to a JSON file. */
   storageState?: StorageState | string;
   viewport?: { width: number; height: number };
+  /** Device pixels per CSS pixel (2 for a HiDPI screen); 1 when absent. */
+  deviceScaleFactor?: number;
   userAgent?: string;
   locale?: string;
   /** Route every request through this proxy (the network guard proxy). */
@@ -34,6 +36,7 @@ export async function newJobContext(
       : options.storageState;
   const context = await browser.newContext({
     viewport: options.viewport ?? { width: 1280, height: 800 },
+    ...(options.deviceScaleFactor ? { deviceScaleFactor: options.deviceScaleFactor } : {}),
     ...(options.userAgent ? { userAgent: options.userAgent } : {}),
     ...(options.locale ? { locale: options.locale } : {}),
     ...(storageState ? { storageState } : {}),

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { countTokens } from 'gpt-tokenizer';
+import { recordComputerUse } from './cua-wire.ts';
 
 /**
  * A stand-in for the remote model: speaks the OpenAI chat-completions and Anthropic messages wire
@@ -11,7 +12,8 @@ import { countTokens } from 'gpt-tokenizer';
  */
 
 export interface RecordedRequest {
-  provider: 'openai' | 'anthropic';
+  /** `google`: Gemini's generateContent; OpenAI's Responses API is `openai` with its own `path`. */
+  provider: 'openai' | 'anthropic' | 'google';
   path: string;
   headers: Record<string, string>;
   /** The request body as sent (raw JSON). */
@@ -30,6 +32,8 @@ export type ScriptedReply =
   | { json: unknown }
   /** Plain assistant text. */
   | { text: string }
+  /** The provider's whole response body as given (computer-use turns; see cua-wire.ts). */
+  | { raw: unknown }
   /** An HTTP error in the provider's error shape (or `body`), e.g. 429 with retry-after, 500, 529. */
   | { status: number; body?: unknown; headers?: Record<string, string> }
   /** Raw content that is not JSON or not the schema (Anthropic: tool input if it parses to an object, else text). */
@@ -252,7 +256,15 @@ export async function startScriptedModel(
       return answer(r, promptTokens, 'reply' in reply ? reply.reply : reply.then, res);
     }
     if ('status' in reply)
-      return send(res, reply.status, reply.body ?? errorBody(r.provider, reply.status), reply.headers);
+      return send(
+        res,
+        reply.status,
+        reply.body ?? errorBody(r.provider === 'anthropic' ? 'anthropic' : 'openai', reply.status),
+        reply.headers,
+      );
+    if ('raw' in reply) return send(res, 200, reply.raw);
+    if (r.provider === 'google')
+      return send(res, 400, { error: { message: 'scripted model: Gemini takes raw replies only' } });
     if (r.provider === 'openai') {
       const content =
         'json' in reply ? JSON.stringify(reply.json) : 'text' in reply ? reply.text : reply.malformed;
@@ -282,11 +294,14 @@ export async function startScriptedModel(
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
       const path = (req.url ?? '').split('?')[0] ?? '';
-      const provider = path.endsWith('/chat/completions')
-        ? 'openai'
-        : path.endsWith('/messages')
-          ? 'anthropic'
-          : undefined;
+      const provider =
+        path.endsWith('/chat/completions') || path.endsWith('/responses')
+          ? 'openai'
+          : path.endsWith('/messages')
+            ? 'anthropic'
+            : path.includes(':generateContent')
+              ? 'google'
+              : undefined;
       if (req.method !== 'POST' || !provider)
         return send(res, 404, { error: { message: `scripted model: no route ${req.method} ${path}` } });
       let body: unknown;
@@ -295,8 +310,12 @@ export async function startScriptedModel(
       } catch {
         body = undefined;
       }
-      if (!isObj(body)) return send(res, 400, errorBody(provider, 400));
-      const { recorded, promptTokens } = record(provider, path, req, body);
+      if (!isObj(body))
+        return send(res, 400, errorBody(provider === 'anthropic' ? 'anthropic' : 'openai', 400));
+      const { recorded, promptTokens } =
+        provider === 'google' || path.endsWith('/responses')
+          ? recordComputerUse(provider, path, req.headers, body)
+          : record(provider, path, req, body);
       requests.push(recorded);
       try {
         const reply = queue.shift() ?? (handler ? await handler(recorded) : undefined);
