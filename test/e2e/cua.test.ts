@@ -108,7 +108,7 @@ describe('computer-use agents drive pages by screenshots and coordinates', () =>
       return anthropicComputerReply(r, [{ action: 'left_click', coordinate: at }]);
     });
     const { state, steps, requests } = await run(
-      { provider: 'anthropic', model: 'claude-sonnet-4-5' },
+      { provider: 'anthropic', model: 'claude-sonnet-4' },
       '/cua/canvas.html',
       { viewport },
     );
@@ -221,7 +221,7 @@ describe('computer-use agents drive pages by screenshots and coordinates', () =>
         : anthropicComputerReply(r, [], 'CANNOT: no placeholder offered');
     });
     const { state, requests } = await run(
-      { provider: 'anthropic', model: 'claude-sonnet-4-5' },
+      { provider: 'anthropic', model: 'claude-sonnet-4' },
       '/cua/login.html',
       {},
       { passphrase: SECRET },

@@ -20,7 +20,7 @@ export function modelConfig(llm: ScriptedModel, flavour: Flavour): ModelConfig {
       }
     : {
         provider: 'anthropic',
-        model: 'claude-sonnet-4-5',
+        model: 'claude-sonnet-4-6',
         baseURL: llm.anthropicBaseURL,
         apiKey: 'sk-test',
         backoffMs: 10,

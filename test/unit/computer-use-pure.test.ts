@@ -72,7 +72,7 @@ describe('provider actions', () => {
         .actions,
     ).toEqual([{ kind: 'scroll', at: { x: 5, y: 5 }, dx: 0, dy: -200 }]);
     expect(anthropicAction({ action: 'cursor_position' }).unsupported).toContain('cursor_position');
-    expect(anthropicToolVersion('claude-sonnet-4-5')).toBe('computer_20250124');
+    expect(anthropicToolVersion('claude-sonnet-4')).toBe('computer_20250124');
     expect(anthropicToolVersion('claude-opus-4-5-20251101')).toBe('computer_20251124');
   });
 
