@@ -10,6 +10,7 @@ import { runAgent } from '../agent/run-agent.ts';
 import { AgentTaskSchema } from '../agent/state.ts';
 import { checkUrl } from '../browser/guard.ts';
 import { openSession } from '../browser/session.ts';
+import { createComputerUseModel, noChatModel, resolveComputerUseModel } from '../llm/computer-use/index.ts';
 import { OpError } from '../ops/types.ts';
 import { storesFromEnv } from '../store/config.ts';
 import { runEvidencePrefix } from '../store/keys.ts';
@@ -51,6 +52,12 @@ export const AgentRequest = z
       .optional()
       .describe('secrets typed as %name%; never sent to the model, logged or stored'),
     model: ModelChoice.optional(),
+    mode: z
+      .enum(['dom', 'cua'])
+      .optional()
+      .describe(
+        'dom (default): the agent reads the page outline; cua: a computer-use model (model: anthropic/…, openai/…, google/…) works from screenshots and coordinates',
+      ),
     runId: Id.optional().describe('resume or group samples: same runId + sampleId continues a sample'),
     sampleId: Id.optional(),
     timeoutMs: z.number().int().min(1000).max(900_000).optional().describe('answer by then (default 120 s)'),
@@ -142,6 +149,34 @@ async function withLinks(store: EvidenceStore, files: { key: string; sha256: str
   );
 }
 
+/**
+ * The computer-use model a `mode: "cua"` call names, with the caller's key when it sends one. A
+ * caller's own endpoint is a request from our network like any page load: the guard checks it.
+ */
+async function computerUseFor(choice: z.infer<typeof ModelChoice> | undefined, deps: AgentRouteDeps) {
+  const name = typeof choice === 'string' ? choice : choice?.name;
+  if (!name)
+    throw new OpError(
+      'invalid',
+      'model: mode "cua" needs a computer-use model (anthropic/…, openai/…, google/…)',
+    );
+  let config: ReturnType<typeof resolveComputerUseModel>;
+  try {
+    config = resolveComputerUseModel(name, deps.env ?? process.env);
+  } catch (err) {
+    throw new OpError('invalid', `model: ${(err as Error).message}`);
+  }
+  if (typeof choice === 'object' && choice.baseURL) {
+    const verdict = await checkUrl(choice.baseURL, deps.policy);
+    if (!verdict.ok) throw new OpError('blocked', `model.baseURL: ${verdict.message}`);
+    // A caller's URL never receives the server's key.
+    config = { ...config, baseURL: choice.baseURL };
+    delete config.apiKey;
+  }
+  if (typeof choice === 'object' && choice.apiKey) config = { ...config, apiKey: choice.apiKey };
+  return createComputerUseModel(config);
+}
+
 export function registerAgentRoute(app: OpenAPIHono<Env>, deps: AgentRouteDeps): void {
   app.openapi(route, async (c) => {
     const body = c.req.valid('json');
@@ -152,7 +187,8 @@ export function registerAgentRoute(app: OpenAPIHono<Env>, deps: AgentRouteDeps):
     }
     // The operator's list of browser endpoints applies here as everywhere (400 / 403 / 502).
     const cdpUrl = body.cdpUrl ? await admitCdp(body.cdpUrl, deps) : undefined;
-    const llm = await modelFor(body, deps);
+    const computerUse = body.mode === 'cua' ? await computerUseFor(body.model, deps) : undefined;
+    const llm = computerUse ? noChatModel : await modelFor(body, deps);
     if (!llm) {
       const { noModelError } = await import('../llm/config.ts');
       throw new OpError('no_model', `the agent needs a model. ${noModelError().message}`);
@@ -179,6 +215,9 @@ export function registerAgentRoute(app: OpenAPIHono<Env>, deps: AgentRouteDeps):
       ...(vision ? { vision } : {}),
       ...(steps ? { steps } : {}),
       ...(pageBudget ? { pageBudget } : {}),
+      ...(computerUse
+        ? { computerUse: { model: `${computerUse.config.provider}/${computerUse.config.model}` } }
+        : {}),
     });
     const runId = body.runId ?? `agent_${randomUUID()}`;
     const sampleId = body.sampleId ?? 'main';
@@ -187,6 +226,7 @@ export function registerAgentRoute(app: OpenAPIHono<Env>, deps: AgentRouteDeps):
     const agentDeps: AgentDeps = {
       ...stores,
       llm,
+      ...(computerUse ? { computerUse } : {}),
       newPage: async () => {
         const s = await openSession({
           ...(browser ? { browser } : {}),

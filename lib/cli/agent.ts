@@ -7,6 +7,7 @@ import { AgentTaskSchema, type StepRecord } from '../agent/state.ts';
 import { modelFor } from '../api/run-op.ts';
 import { assertNavigable } from '../browser/guard.ts';
 import { closeSharedBrowser, openSession } from '../browser/session.ts';
+import { noChatModel } from '../llm/computer-use/index.ts';
 import { noModelError } from '../llm/config.ts';
 import { LocalEvidenceStore } from '../store/local-evidence-store.ts';
 import { LocalRunStore } from '../store/local-run-store.ts';
@@ -15,7 +16,7 @@ import { policyForCli } from './open.ts';
 import { pageArg } from './page-arg.ts';
 
 export const AGENT_USAGE =
-  'browserfn agent <url> "<goal>" [--schema f.json] [--max-steps N] [--out DIR] [--model provider/model] [--var name=value]… [--require field]… [--step "scenario step"]…';
+  'browserfn agent <url> "<goal>" [--schema f.json] [--max-steps N] [--out DIR] [--model provider/model] [--var name=value]… [--require field]… [--step "scenario step"]… [--cua]';
 
 const OPTIONS = {
   schema: { type: 'string' },
@@ -25,6 +26,7 @@ const OPTIONS = {
   var: { type: 'string', multiple: true },
   require: { type: 'string', multiple: true },
   step: { type: 'string', multiple: true },
+  cua: { type: 'boolean' },
 } as const;
 
 async function readSchema(path: string): Promise<Record<string, unknown>> {
@@ -53,6 +55,18 @@ function variables(list: string[] | undefined): Record<string, string> | undefin
     out[item.slice(0, at)] = item.slice(at + 1);
   }
   return out;
+}
+
+/** `--cua`: the computer-use model from `--model` or BROWSERFN_MODEL, one of the three providers that have one. */
+function computerUseModel(flag: unknown): string {
+  const name = typeof flag === 'string' ? flag : process.env.BROWSERFN_MODEL;
+  if (!name)
+    throw new UsageError(
+      '--cua needs a computer-use model: --model anthropic/claude-sonnet-4 (or openai/computer-use-preview, google/gemini-2.5-computer-use-preview-10-2025) or BROWSERFN_MODEL',
+    );
+  if (!/^(anthropic|openai|google)\/.+/.test(name))
+    throw new UsageError(`--cua: "${name}" is not a computer-use model (anthropic/…, openai/…, google/…)`);
+  return name;
 }
 
 /** One step as a person follows it: the thought, then each action with its outcome. */
@@ -89,17 +103,21 @@ export async function agentCommand(argv: string[], out: (s: string) => void): Pr
     ...(maxSteps ? { maxSteps } : {}),
     ...(required?.length ? { requiredFields: required } : {}),
     ...(steps?.length ? { steps } : {}),
+    ...(flags.cua ? { computerUse: { model: computerUseModel(flags.model) } } : {}),
   });
   const vars = variables(flags.var as unknown as string[] | undefined);
   const policy = policyForCli(page);
-  const llm = await modelFor(typeof flags.model === 'string' ? { model: flags.model } : {}, { policy });
-  if (!llm) throw new Error(`the agent needs a model. ${noModelError().message}`);
+  // A computer-use agent talks to its computer-use model only.
+  const llm = flags.cua
+    ? undefined
+    : await modelFor(typeof flags.model === 'string' ? { model: flags.model } : {}, { policy });
+  if (!llm && !flags.cua) throw new Error(`the agent needs a model. ${noModelError().message}`);
   const root = resolve(typeof flags.out === 'string' ? flags.out : 'evidence');
   const evidence = new LocalEvidenceStore(root);
   const deps: AgentDeps = {
     runStore: new LocalRunStore(join(root, '.runs')),
     evidence,
-    llm,
+    llm: llm ?? noChatModel,
     newPage: async () => {
       const s = await openSession({ policy });
       return { page: s.page, close: () => s.close() };

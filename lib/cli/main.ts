@@ -115,7 +115,7 @@ const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string; abo
   agent: {
     run: async () => (await import('./agent.ts')).agentCommand,
     usage:
-      'browserfn agent <url> "<goal>" [--schema f.json] [--max-steps N] [--out DIR] [--model M] [--var name=value]… [--require field]… [--step "scenario step"]…',
+      'browserfn agent <url> "<goal>" [--schema f.json] [--max-steps N] [--out DIR] [--model M] [--var name=value]… [--require field]… [--step "scenario step"]… [--cua]',
     about:
       'Carries one goal out on the page step by step with the model (observe, decide, act, check), printing each\n' +
       'step as it happens (thought, actions, outcome) and the result at the end; evidence goes to --out.\n' +
@@ -123,6 +123,7 @@ const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string; abo
       '  --max-steps N       step budget (default 20)\n' +
       '  --require field     a field the result must carry (repeatable)\n' +
       '  --step "…"          scenario mode: one step of a step list (repeatable)\n' +
+      '  --cua               computer-use mode: the --model (anthropic/…, openai/…, google/…) works from screenshots\n' +
       '  --var name=value    a secret used as %name%; never sent to the model\n' +
       '  --out DIR           where the run records and evidence are kept (default: the current directory)',
   },

@@ -8,6 +8,7 @@ import { runSlice as runAgentSlice } from '../agent/slice.ts';
 import { type AgentState, newAgentState } from '../agent/state.ts';
 import { pacedGoto, pageUnusable } from '../browser/navigate.ts';
 import { settle } from '../browser/settle.ts';
+import { noChatModel } from '../llm/computer-use/index.ts';
 import { extract } from '../ops/extract.ts';
 import { sampleEvidenceKey } from '../store/keys.ts';
 import type { Json, JsonObject } from '../store/ports.ts';
@@ -138,13 +139,16 @@ const agentModeRunner: SliceRunner = {
   newState: ({ task: { mode: _mode, ...task }, ...init }) =>
     newAgentState({ ...init, task }) as unknown as SliceState,
   runSlice: async (state, deps, opts) => {
-    if (!deps.llm) throw new Error("the agent needs a model: set the spec's model or BROWSERFN_MODEL");
+    const cua = (state as unknown as AgentState).task.computerUse !== undefined;
+    if (!deps.llm && !cua)
+      throw new Error("the agent needs a model: set the spec's model or BROWSERFN_MODEL");
     const next = await runAgentSlice(
       state as unknown as AgentState,
       {
         runStore: deps.runStore,
         evidence: deps.evidence,
-        llm: deps.llm,
+        // A computer-use sample talks to its computer-use model only; no chat model is asked.
+        llm: deps.llm ?? noChatModel,
         newPage: deps.newPage,
         ...(deps.checkNavigation ? { checkNavigation: deps.checkNavigation } : {}),
         ...(deps.onThrottle ? { onThrottle: deps.onThrottle } : {}),

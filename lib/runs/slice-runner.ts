@@ -22,6 +22,8 @@ export interface SliceTask {
   expectedItems?: number;
   vision?: 'fallback' | 'always' | 'never';
   wallClockMs?: number;
+  /** Computer-use mode: the provider's computer-use model drives the page by screenshots. */
+  computerUse?: { model: string; format?: 'png' | 'jpeg' };
 }
 
 export type SliceStatus = 'running' | 'done' | 'partial_success' | 'failed' | 'needs_review';
@@ -93,5 +95,6 @@ export function taskFromSpec(spec: TaskSpec): SliceTask {
     ...(spec.expectedItems ? { expectedItems: spec.expectedItems } : {}),
     vision: spec.vision,
     ...(spec.wallClockSeconds ? { wallClockMs: spec.wallClockSeconds * 1000 } : {}),
+    ...(spec.computerUse ? { computerUse: spec.computerUse } : {}),
   };
 }

@@ -92,6 +92,25 @@ export const TaskSpecSchema = z
       .default(50)
       .describe('slices (Lambda invocations) per sample before it is failed as stuck'),
     discovery: DiscoverySchema.optional(),
+    computerUse: z
+      .object({
+        model: z
+          .string()
+          .regex(
+            /^(anthropic|openai|google)\/.+$/,
+            'written "provider/model" with provider anthropic, openai or google',
+          )
+          .describe('the computer-use model, e.g. anthropic/claude-sonnet-4, openai/computer-use-preview'),
+        format: z
+          .enum(['png', 'jpeg'])
+          .optional()
+          .describe('screenshot format sent to the model (default png)'),
+      })
+      .strict()
+      .optional()
+      .describe(
+        'agent mode by screenshots and coordinates (canvas apps, drawn controls) instead of the page outline',
+      ),
   })
   .strict();
 

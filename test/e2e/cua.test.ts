@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -5,12 +6,19 @@ import { captureScreen } from '../../lib/agent/cua/screen.ts';
 import type { AgentDeps } from '../../lib/agent/deps.ts';
 import { runAgent } from '../../lib/agent/run-agent.ts';
 import type { StepRecord } from '../../lib/agent/state.ts';
+import { createApp } from '../../lib/api/app.ts';
 import { mergePolicy } from '../../lib/browser/guard-policy.ts';
 import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
 import { openSession } from '../../lib/browser/session.ts';
 import { createComputerUseModel } from '../../lib/llm/computer-use/index.ts';
 import type { ComputerUseConfig } from '../../lib/llm/computer-use/types.ts';
-import { agentEnv } from '../support/agent-env.ts';
+import { runHandlers } from '../../lib/runs/handlers.ts';
+import { startLocalRun } from '../../lib/runs/local-runner.ts';
+import { createRun } from '../../lib/runs/run-records.ts';
+import { parseTaskSpec } from '../../lib/runs/task-spec.ts';
+import { LocalEvidenceStore } from '../../lib/store/local-evidence-store.ts';
+import { LocalRunStore } from '../../lib/store/local-run-store.ts';
+import { agentEnv, tempRoot } from '../support/agent-env.ts';
 import { startBrowser } from '../support/browser.ts';
 import {
   anthropicComputerReply,
@@ -21,6 +29,8 @@ import {
 } from '../support/cua-wire.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
 import { type RecordedRequest, type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
+import { runDeps, tempStores } from '../support/runs-env.ts';
+import { serveOnLoopback } from '../support/serve.ts';
 
 /** The canvas's Approve button, in CSS pixels of the page (drawn at 400–560 × 300–360). */
 const APPROVE = { x: 480, y: 330 };
@@ -257,6 +267,93 @@ describe('computer-use agents drive pages by screenshots and coordinates', () =>
       expect(await s.page.$eval('#pw', (el) => (el as HTMLElement).style.cssText)).toBe('');
     } finally {
       await s.close();
+    }
+  });
+
+  it('runs through POST /v1/agent with mode "cua", and names a model that has no computer use', async () => {
+    const root = await tempRoot();
+    const app = createApp({
+      keys: new Map([['key-a', 'tenant-a']]),
+      policy: { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] },
+      browser: async () => browser,
+      env: { ANTHROPIC_API_KEY: 'sk-ant', ANTHROPIC_BASE_URL: llm.url },
+      agentStores: () => ({
+        runStore: new LocalRunStore(join(root, 'runs')),
+        evidence: new LocalEvidenceStore(join(root, 'ev')),
+      }),
+    });
+    const { server, base } = await serveOnLoopback(app.fetch);
+    try {
+      llm.setHandler((r) =>
+        done(r, 'palette')
+          ? anthropicComputerReply(r, [], 'Opened.')
+          : anthropicComputerReply(r, [{ action: 'key', text: 'ctrl+k' }]),
+      );
+      const post = (body: unknown) =>
+        fetch(`${base}/v1/agent`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: 'Bearer key-a' },
+          body: JSON.stringify(body),
+        });
+      const ok = await post({
+        url: `${site.url}/cua/chord.html`,
+        goal: 'open the palette',
+        mode: 'cua',
+        model: 'anthropic/claude-sonnet-4',
+      });
+      expect(ok.status).toBe(200);
+      const body = (await ok.json()) as {
+        status: string;
+        data: { answer: string };
+        usage: { calls: number };
+      };
+      expect(body).toMatchObject({ status: 'done', data: { answer: 'Opened.' } });
+      expect(body.usage.calls).toBe(2);
+      const bad = await post({
+        url: `${site.url}/cua/chord.html`,
+        goal: 'x',
+        mode: 'cua',
+        model: 'mistral/large',
+      });
+      expect(bad.status).toBe(400);
+      expect(JSON.stringify(await bad.json())).toMatch(/model: .*anthropic, openai, google/);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('runs a run spec with computerUse through the run state machine, the model chosen by its name', async () => {
+    const stores = await tempStores('bfn-cua-run-');
+    const saved = { url: process.env.OPENAI_BASE_URL, key: process.env.OPENAI_API_KEY };
+    process.env.OPENAI_BASE_URL = llm.openaiBaseURL;
+    process.env.OPENAI_API_KEY = 'sk-run';
+    try {
+      llm.setHandler((r) =>
+        done(r, 'approved')
+          ? openAiComputerReply(r, [], 'Approved.')
+          : openAiComputerReply(r, [{ type: 'click', button: 'left', x: APPROVE.x, y: APPROVE.y }]),
+      );
+      const spec = parseTaskSpec({
+        goal: 'approve the request',
+        maxSteps: 4,
+        computerUse: { model: 'openai/computer-use-preview' },
+      });
+      const input = await createRun(stores.runStore, stores.evidence, {
+        tenant: 'cua',
+        spec,
+        samples: [{ sampleId: 'one', url: `${site.url}/cua/canvas.html`, input: {} }],
+      });
+      const handlers = runHandlers(runDeps(stores, browser, site, llm, { llmFor: async () => undefined }));
+      await startLocalRun(input, handlers, { retryPauseMs: 1 }).result;
+      const [result] = await stores.runStore.listResults('cua', input.runId);
+      expect(result).toMatchObject({ status: 'done', data: { answer: 'Approved.' } });
+      expect(Number(result!.usage.promptTokens)).toBeGreaterThan(0);
+    } finally {
+      if (saved.url === undefined) delete process.env.OPENAI_BASE_URL;
+      else process.env.OPENAI_BASE_URL = saved.url;
+      if (saved.key === undefined) delete process.env.OPENAI_API_KEY;
+      else process.env.OPENAI_API_KEY = saved.key;
+      await stores.cleanup();
     }
   });
 });

@@ -291,17 +291,4 @@ describe('agent().execute()', () => {
     expect(result.completed).toBe(false);
     expect(result.success).toBe(false);
   });
-
-  it('in computer-use mode is refused with the reason', async () => {
-    const err = await a
-      .agent({ mode: 'cua', model: 'openai/computer-use-preview' } as never)
-      .execute('find the quarterly report')
-      .catch((e: Error) => e);
-    expect(String(err)).toMatch(/cua/);
-    const legacy = await a
-      .agent({ cua: true, model: 'openai/computer-use-preview' } as never)
-      .execute('find the quarterly report')
-      .catch((e: Error) => e);
-    expect(String(legacy)).toMatch(/cua/);
-  });
 });

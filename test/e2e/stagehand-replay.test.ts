@@ -1,5 +1,6 @@
 import type { Stagehand } from '@browserbasehq/stagehand';
 import { describe, expect, it } from 'vitest';
+import { lastUrlIn, openAiComputerReply } from '../support/cua-wire.ts';
 import { idInPrompt } from '../support/ops-env.ts';
 import { type StagehandEnv, stagehandSuite } from '../support/stagehand-env.ts';
 
@@ -125,5 +126,30 @@ describe('scrolling as the SDK writes it', () => {
     });
     expect(await page.evaluate(() => document.getElementById('log')!.scrollTop)).toBe(100);
     expect(await y()).toBe(700);
+  });
+});
+
+describe('agent({ mode: "cua" })', () => {
+  it('in computer-use mode, a computer-use model drives the page by screenshots (Responses API)', async () => {
+    await a.context.pages()[0]!.goto(`${env.site.url}/cua/canvas.html`);
+    env.llm.setHandler((r) =>
+      lastUrlIn(r).endsWith('#approved')
+        ? openAiComputerReply(r, [], 'Approved the request.')
+        : openAiComputerReply(r, [{ type: 'click', button: 'left', x: 480, y: 330 }]),
+    );
+    const before = env.llm.requests.length;
+    const result = await a
+      .agent({ mode: 'cua', model: { modelName: 'openai/computer-use-preview', apiKey: 'sk-cua' } } as never)
+      .execute({ instruction: 'approve the request', maxSteps: 4 });
+    const sent = env.llm.requests.slice(before);
+    expect(sent[0]!.path).toMatch(/\/responses$/);
+    expect(sent[0]!.headers.authorization).toBe('Bearer sk-cua');
+    expect(result.success).toBe(true);
+    expect(result.completed).toBe(true);
+    expect(result.message).toContain('Approved the request.');
+    expect(result.actions.map((x) => x.type)).toContain('computer.click');
+    expect(result.usage?.input_tokens).toBeGreaterThan(0);
+    // The click landed: the session's own page is where the agent left it.
+    expect(a.context.pages()[0]!.url()).toMatch(/#approved$/);
   });
 });

@@ -4,6 +4,7 @@ import type { AgentDeps } from '../../agent/deps.ts';
 import { runAgent } from '../../agent/run-agent.ts';
 import { AgentTaskSchema, type StepRecord } from '../../agent/state.ts';
 import { FINAL_TOOLS } from '../../agent/tools.ts';
+import type { ComputerUseModel } from '../../llm/computer-use/types.ts';
 import type { LlmClient } from '../../llm/types.ts';
 import type { OpLog } from '../../ops/types.ts';
 import { storesFromEnv } from '../../store/config.ts';
@@ -18,6 +19,8 @@ export interface StagehandAgentInput {
   /** Secret values for `%name%` placeholders; never shown to the model. */
   variables: Record<string, string> | undefined;
   llm: LlmClient | undefined;
+  /** `agent({ mode: "cua" })`: the computer-use model that drives the page instead of `llm`. */
+  computerUse?: ComputerUseModel;
   checkNavigation: (url: string) => Promise<void>;
   log: OpLog;
   signal: AbortSignal;
@@ -94,11 +97,15 @@ export async function runAgentForStagehand(
   const task = AgentTaskSchema.parse({
     goal,
     ...(input.maxSteps ? { maxSteps: input.maxSteps, strictMaxSteps: true } : {}),
+    ...(input.computerUse
+      ? { computerUse: { model: `${input.computerUse.config.provider}/${input.computerUse.config.model}` } }
+      : {}),
   });
   const steps: StepRecord[] = [];
   const deps: AgentDeps = {
     ...(input.stores ?? configuredStores)(input.tenant),
     llm: input.llm,
+    ...(input.computerUse ? { computerUse: input.computerUse } : {}),
     // The session's own page: closing it belongs to the session, not to the agent.
     newPage: async () => ({ page: input.page, close: async () => undefined }),
     checkNavigation: input.checkNavigation,
@@ -135,7 +142,11 @@ export async function runAgentForStagehand(
     actions: toActions(steps),
     // As the SDK's own agent says it: completed only when the agent itself called it done (or
     // gave up), not when a step budget, the clock or a run of errors stopped it.
-    completed: endedByAgent(steps),
+    completed:
+      endedByAgent(steps) ||
+      // A computer-use model ends the task by answering instead of calling a final tool.
+      (input.computerUse !== undefined &&
+        (state.status === 'done' || /^the agent gave up/.test(state.reason ?? ''))),
     usage: {
       input_tokens: state.usage.promptTokens,
       output_tokens: state.usage.completionTokens,

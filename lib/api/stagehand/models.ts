@@ -1,4 +1,8 @@
+import { checkUrl } from '../../browser/guard.ts';
+import { createComputerUseModel, resolveComputerUseModel } from '../../llm/computer-use/index.ts';
+import type { ComputerUseConfig, ComputerUseModel } from '../../llm/computer-use/types.ts';
 import type { LlmClient } from '../../llm/types.ts';
+import { OpError } from '../../ops/types.ts';
 import { modelFor, type OpDeps } from '../run-op.ts';
 import type { ModelOption } from './wire.ts';
 
@@ -67,4 +71,34 @@ export async function chooseModel(req: ModelRequest, deps: OpDeps): Promise<Mode
   return fallback
     ? { llm: fallback, note: `${why}: the server's model ${fallback.model}`, substituted }
     : { llm: undefined, note: `${why} and no server model: zero-token tier only`, substituted };
+}
+
+/**
+ * The computer-use model of an `agent({ mode: "cua" })` call: the named model (call option, then the
+ * session's), with the caller's key (call option, then `x-model-api-key`) or the server's for that
+ * provider. A caller's own base URL is checked by the guard and never gets the server's key.
+ */
+export async function chooseComputerUseModel(req: ModelRequest, deps: OpDeps): Promise<ComputerUseModel> {
+  const call = typeof req.call === 'string' ? { modelName: req.call } : req.call;
+  const given = call?.modelName ?? req.session;
+  if (!given || isAuto(given))
+    throw new OpError(
+      'invalid',
+      'agentConfig.model: mode "cua" needs a computer-use model (anthropic/…, openai/computer-use-preview, google/…)',
+    );
+  let config: ComputerUseConfig;
+  try {
+    config = resolveComputerUseModel(withProvider(given), deps.env ?? process.env);
+  } catch (err) {
+    throw new OpError('invalid', `agentConfig.model: ${(err as Error).message}`);
+  }
+  if (call?.baseURL) {
+    const verdict = await checkUrl(call.baseURL, deps.policy);
+    if (!verdict.ok) throw new OpError('blocked', `agentConfig.model.baseURL: ${verdict.message}`);
+    const { apiKey: _serverKey, ...rest } = config;
+    config = { ...rest, baseURL: call.baseURL };
+  }
+  const key = call?.apiKey ?? req.headerKey;
+  if (key) config = { ...config, apiKey: key };
+  return createComputerUseModel(config);
 }

@@ -2,6 +2,7 @@ import type { Page, Response as PwResponse } from 'playwright-core';
 import type { z } from 'zod';
 import { assertNavigable, NetworkBlockedError } from '../../browser/guard.ts';
 import { blockedBy } from '../../browser/navigate.ts';
+import { noChatModel } from '../../llm/computer-use/index.ts';
 import type { Usage } from '../../llm/types.ts';
 import { act } from '../../ops/act.ts';
 import { extract } from '../../ops/extract.ts';
@@ -18,7 +19,7 @@ import type { OpDeps } from '../run-op.ts';
 import { runAgentForStagehand } from './agent.ts';
 import { navigableScheme } from './cdp-filter.ts';
 import { mainLoaderId, type SessionContext } from './context.ts';
-import { chooseModel, type ModelChoice } from './models.ts';
+import { chooseComputerUseModel, chooseModel, type ModelChoice } from './models.ts';
 import type { ReplayAction, StagehandSession } from './sessions.ts';
 import type { Emitter } from './sse.ts';
 import {
@@ -234,16 +235,21 @@ export async function runNavigate(env: CallEnv, body: z.infer<typeof NavigateBod
 
 export async function runAgentExecute(env: CallEnv, body: z.infer<typeof AgentExecuteBody>) {
   const config = body.agentConfig;
-  if (config?.cua || config?.mode === 'cua')
-    throw new OpError(
-      'invalid',
-      'agentConfig.mode: "cua" (computer-use models driving by screen coordinates) is not served by browserfn; ' +
-        'its agent works on the page structure: leave mode out, or use "dom" or "hybrid", with a chat model',
-    );
-  const choice = await chooseModel(
-    { call: body.agentConfig?.model, session: env.session.modelName, headerKey: env.headerKey },
-    env.deps,
-  );
+  const modelRequest = {
+    call: body.agentConfig?.model,
+    session: env.session.modelName,
+    headerKey: env.headerKey,
+  };
+  // mode "cua": the provider's computer-use model drives the session's page by screenshots.
+  const computerUse =
+    config?.cua || config?.mode === 'cua' ? await chooseComputerUseModel(modelRequest, env.deps) : undefined;
+  const choice = computerUse
+    ? {
+        llm: noChatModel,
+        note: `computer-use model ${computerUse.config.provider}/${computerUse.config.model}`,
+        substituted: false,
+      }
+    : await chooseModel(modelRequest, env.deps);
   tellModel(env, choice);
   const result = await runAgentForStagehand({
     tenant: env.session.tenant,
@@ -253,6 +259,7 @@ export async function runAgentExecute(env: CallEnv, body: z.infer<typeof AgentEx
     systemPrompt: body.agentConfig?.systemPrompt,
     variables: flatVariables(body.executeOptions.variables),
     llm: choice.llm,
+    ...(computerUse ? { computerUse } : {}),
     checkNavigation: (url) => assertNavigable(url, env.deps.policy),
     log: opLog(env.emit),
     signal: env.signal,

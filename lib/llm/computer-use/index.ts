@@ -3,7 +3,7 @@
  * the Responses API computer tool, `google/…` Gemini computer use. Keys and endpoints come from the
  * same variables as the chat models (plus GOOGLE_API_KEY / GEMINI_API_KEY and GOOGLE_GEMINI_BASE_URL).
  */
-import { LlmError } from '../types.ts';
+import { type LlmClient, LlmError } from '../types.ts';
 import { anthropicComputerModel } from './anthropic.ts';
 import { googleComputerModel } from './google.ts';
 import { openAiComputerModel } from './openai.ts';
@@ -52,3 +52,12 @@ export function createComputerUseModel(config: ComputerUseConfig): ComputerUseMo
       return googleComputerModel(config);
   }
 }
+
+/**
+ * What a computer-use agent holds where other agents hold a chat model: it talks to its computer-use
+ * model only, and anything that would ask a chat model gets this clear error instead.
+ */
+export const noChatModel: LlmClient = {
+  model: 'none',
+  generate: () => Promise.reject(new LlmError('bad_request', 'a computer-use agent has no chat model')),
+};
