@@ -21,11 +21,40 @@ export interface PreparedSchema {
 
 const isZod = (s: unknown): s is z.ZodType => typeof s === 'object' && s !== null && '_zod' in s;
 
+/** Deeper than any real extraction schema; every later step (text key, $ref inlining, zod) recurses. */
+export const MAX_SCHEMA_DEPTH = 64;
+
+/**
+ * How deeply objects and arrays nest in `value`, counted without recursion (a 20,000-deep schema
+ * would overflow the stack of any recursive walk), stopping once past `limit`.
+ */
+export function nestingDepth(value: unknown, limit = MAX_SCHEMA_DEPTH): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop() as [unknown, number];
+    if (typeof v !== 'object' || v === null) continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > limit) return deepest;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+function checkDepth(schema: unknown): void {
+  if (nestingDepth(schema) > MAX_SCHEMA_DEPTH)
+    throw new OpError(
+      'invalid',
+      `schema: nested deeper than ${MAX_SCHEMA_DEPTH} levels of objects and arrays`,
+    );
+}
+
 /** One schema, two views: JSON Schema to transform and send, zod to validate the final data. */
 export function prepareSchema(schema: ExtractSchema): { json: JsonSchema; validator: z.ZodType } {
   if (isZod(schema)) return { json: z.toJSONSchema(schema) as JsonSchema, validator: schema };
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
     throw new OpError('invalid', 'schema must be a JSON Schema object');
+  checkDepth(schema);
   try {
     // zod v3 schemas from the Stagehand SDK come with `$ref`s to reused parts, which neither
     // z.fromJSONSchema nor urlFieldsToIds (it reads this `json`) would follow.
@@ -58,6 +87,7 @@ export function preparedSchema(schema: ExtractSchema): PreparedSchema {
     return known;
   }
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return build(schema);
+  checkDepth(schema);
   const text = JSON.stringify(schema);
   const known = byText.get(text);
   if (known) return known;

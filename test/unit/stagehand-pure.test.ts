@@ -101,8 +101,24 @@ describe('CDP filter: commands', () => {
       expect(judgeCommand(cmd(method, params, 'S1'), s).kind, method).toBe('forward');
     expect(judgeCommand(cmd('Page.navigate', { url: 'https://a.test/x' }, 'S1'), s)).toEqual({
       kind: 'forward',
+      params: { url: 'https://a.test/x' },
       urls: ['https://a.test/x'],
     });
+  });
+
+  it('reads URLs as the browser will: case, leading blanks and backslashes reach the guard parsed', () => {
+    const s = newFilterState(CTX);
+    s.sessions.add('S1');
+    for (const url of ['HTTP://10.0.0.1/', '  http://10.0.0.1/', '\thttp://10.0.0.1/', 'http:\\\\10.0.0.1\\'])
+      for (const verdict of [
+        judgeCommand(cmd('Page.navigate', { url }, 'S1'), s),
+        judgeCommand(cmd('Target.createTarget', { url }), s),
+        judgeCommand(cmd('Fetch.continueRequest', { requestId: '1', url }, 'S1'), s),
+      ]) {
+        // The browser goes where the guard looked: the parsed URL replaces what the client sent.
+        expect(verdict, url).toMatchObject({ kind: 'forward', urls: ['http://10.0.0.1/'] });
+        expect((verdict as { params: { url: string } }).params.url, url).toBe('http://10.0.0.1/');
+      }
   });
 
   it('knows which URLs a CDP client may open at all', () => {
@@ -126,7 +142,18 @@ describe('CDP filter: events and results', () => {
     expect(judgeEvent(attached('S1', CTX), s).kind).toBe('pass');
     expect(s.sessions.has('S1')).toBe(true);
     expect(s.targets.has('T-S1')).toBe(true);
-    expect(judgeEvent(attached('S2', 'CTX-OTHER'), s)).toEqual({ kind: 'detach', sessionId: 'S2' });
+    expect(judgeEvent(attached('S2', 'CTX-OTHER'), s)).toEqual({
+      kind: 'detach',
+      sessionId: 'S2',
+      release: false,
+    });
+    // A foreign target held by a client's waitForDebuggerOnStart is let run before it is left.
+    const waiting = attached('S4', 'CTX-OTHER');
+    expect(judgeEvent({ ...waiting, params: { ...waiting.params, waitingForDebugger: true } }, s)).toEqual({
+      kind: 'detach',
+      sessionId: 'S4',
+      release: true,
+    });
     expect(s.sessions.has('S2')).toBe(false);
     // An iframe of our page, reported without a context id, is ours.
     expect(judgeEvent(attached('S3', undefined, 'S1'), s).kind).toBe('pass');

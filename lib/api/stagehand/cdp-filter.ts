@@ -96,18 +96,41 @@ const ROOT_OK = new Set([
   'Schema.getDomains',
 ]);
 
-/** Where a page may be sent by a CDP client: the web (then the guard decides) or a blank page. */
-export function navigableScheme(url: string): boolean {
+/**
+ * Where a page may be sent by a CDP client, read the way the browser reads it (the WHATWG parser:
+ * `HTTP://…`, ` http://…` with leading spaces or tabs and `http:\\host` are all web URLs):
+ * `web` with the parsed address the guard must pass, `blank` for about:blank and data: pages, or
+ * undefined for anything else.
+ */
+export function navigationOf(url: string): { kind: 'web'; href: string } | { kind: 'blank' } | undefined {
   let u: URL;
   try {
     u = new URL(url);
   } catch {
-    return false;
+    return undefined;
   }
-  if (u.protocol === 'http:' || u.protocol === 'https:') return true;
+  if (u.protocol === 'http:' || u.protocol === 'https:') return { kind: 'web', href: u.href };
   // about:blank only: other about: pages map to chrome:// pages.
-  if (u.protocol === 'about:') return u.href === 'about:blank';
-  return u.protocol === 'data:';
+  if (u.protocol === 'about:') return u.href === 'about:blank' ? { kind: 'blank' } : undefined;
+  return u.protocol === 'data:' ? { kind: 'blank' } : undefined;
+}
+
+export const navigableScheme = (url: string): boolean => navigationOf(url) !== undefined;
+
+/**
+ * The verdict for a command that sends a page to `url`: refused unless navigable; a web URL is
+ * forwarded in the parsed form the guard checked, so the browser goes where the guard looked.
+ */
+function navigation(
+  method: string,
+  key: string,
+  url: string,
+  params: Record<string, unknown>,
+): CommandVerdict {
+  const nav = navigationOf(url);
+  if (!nav) return refuse(`${method}: ${url} is not a web URL`);
+  if (nav.kind === 'blank') return { kind: 'forward', params };
+  return { kind: 'forward', params: { ...params, [key]: nav.href }, urls: [nav.href] };
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -137,15 +160,11 @@ export function judgeCommand(cmd: CdpCommand, state: FilterState): CommandVerdic
   switch (cmd.method) {
     case 'Target.getBrowserContexts':
       return { kind: 'answer', result: { browserContextIds: [state.contextId] } };
-    case 'Target.createTarget': {
-      const url = str(params.url) ?? 'about:blank';
-      if (!navigableScheme(url)) return refuse(`Target.createTarget: ${url} is not a web URL`);
-      return {
-        kind: 'forward',
-        params: { ...params, browserContextId: state.contextId },
-        ...(url.startsWith('http') ? { urls: [url] } : {}),
-      };
-    }
+    case 'Target.createTarget':
+      return navigation(cmd.method, 'url', str(params.url) ?? 'about:blank', {
+        ...params,
+        browserContextId: state.contextId,
+      });
     case 'Target.setAutoAttach':
     case 'Target.attachToTarget':
     case 'Target.autoAttachRelated':
@@ -177,17 +196,16 @@ export function judgeCommand(cmd: CdpCommand, state: FilterState): CommandVerdic
       return cmd.sessionId === undefined
         ? { kind: 'forward', params: { ...params, browserContextId: state.contextId } }
         : { kind: 'forward' };
-    case 'Page.navigate': {
-      const url = str(params.url) ?? '';
-      if (!navigableScheme(url)) return refuse(`Page.navigate: ${url} is not a web URL`);
-      return url.startsWith('http') ? { kind: 'forward', urls: [url] } : { kind: 'forward' };
-    }
+    case 'Page.navigate':
+      return navigation(cmd.method, 'url', str(params.url) ?? '', params);
     case 'Fetch.continueRequest':
     case 'Network.continueInterceptedRequest': {
       const url = str(params.url);
-      if (url !== undefined && !/^https?:/i.test(url))
+      if (url === undefined) return { kind: 'forward' };
+      const nav = navigationOf(url);
+      if (nav?.kind !== 'web')
         return refuse(`${cmd.method}: requests may only be redirected to http(s) URLs`);
-      return url ? { kind: 'forward', urls: [url] } : { kind: 'forward' };
+      return { kind: 'forward', params: { ...params, url: nav.href }, urls: [nav.href] };
     }
     case 'Input.dispatchDragEvent': {
       const data = params.data as { files?: unknown[] } | undefined;
@@ -208,8 +226,12 @@ interface TargetInfo {
 export type UpstreamVerdict =
   | { kind: 'pass'; message: CdpMessage }
   | { kind: 'drop' }
-  /** A session the browser attached us to in another context: leave it at once, tell no one. */
-  | { kind: 'detach'; sessionId: string; parentSessionId?: string };
+  /**
+   * A session the browser attached us to in another context: leave it at once, tell no one. With
+   * `release`, the target waits for us (a client's `waitForDebuggerOnStart`): let it run first, or
+   * another tenant's new page would stay paused for good, since detaching does not resume it.
+   */
+  | { kind: 'detach'; sessionId: string; parentSessionId?: string; release: boolean };
 
 const ownTarget = (info: TargetInfo | undefined, state: FilterState) =>
   !!info && info.browserContextId === state.contextId;
@@ -218,15 +240,28 @@ const ownTarget = (info: TargetInfo | undefined, state: FilterState) =>
 export function judgeEvent(msg: CdpMessage, state: FilterState): UpstreamVerdict {
   const params = msg.params ?? {};
   const parent = msg.sessionId;
-  if (parent !== undefined && !state.sessions.has(parent)) return { kind: 'drop' };
   const info = params.targetInfo as TargetInfo | undefined;
+  const foreignParent = parent !== undefined && !state.sessions.has(parent);
+  if (msg.method === 'Target.attachedToTarget') {
+    const sid = str(params.sessionId) ?? '';
+    // Children of one of our pages (iframes, workers) stay in its context; the browser-level
+    // auto-attach reports every context's pages, and only ours may pass. An attach we do not pass
+    // on is released and left, whoever its parent is: nobody else will ever resume it for us.
+    const mine =
+      !foreignParent &&
+      (ownTarget(info, state) || (parent !== undefined && info?.browserContextId === undefined));
+    if (!mine)
+      return {
+        kind: 'detach',
+        sessionId: sid,
+        ...(parent ? { parentSessionId: parent } : {}),
+        release: params.waitingForDebugger === true,
+      };
+  }
+  if (foreignParent) return { kind: 'drop' };
   switch (msg.method) {
     case 'Target.attachedToTarget': {
       const sid = str(params.sessionId) ?? '';
-      // Children of one of our pages (iframes, workers) stay in its context; the browser-level
-      // auto-attach reports every context's pages, and only ours may pass.
-      const mine = ownTarget(info, state) || (parent !== undefined && info?.browserContextId === undefined);
-      if (!mine) return { kind: 'detach', sessionId: sid, ...(parent ? { parentSessionId: parent } : {}) };
       state.sessions.add(sid);
       if (info?.targetId) state.targets.add(info.targetId);
       return { kind: 'pass', message: msg };

@@ -188,7 +188,11 @@ class ProxiedConnection {
     if (verdict.kind === 'pass') {
       if (this.client.readyState === WebSocket.OPEN) this.client.send(text);
     } else if (verdict.kind === 'detach') {
-      // Another context's target, attached by the browser-wide auto-attach: let go of it at once.
+      // Another context's target, attached by the browser-wide auto-attach: let go of it at once,
+      // releasing first the pause a client's waitForDebuggerOnStart put on it (flat session: the
+      // command goes to the attached session itself).
+      if (verdict.release)
+        this.toBrowser({ method: 'Runtime.runIfWaitingForDebugger', sessionId: verdict.sessionId });
       this.toBrowser({
         method: 'Target.detachFromTarget',
         params: { sessionId: verdict.sessionId },
