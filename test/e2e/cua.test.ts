@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureScreen } from '../../lib/agent/cua/screen.ts';
 import type { AgentDeps } from '../../lib/agent/deps.ts';
 import { runAgent } from '../../lib/agent/run-agent.ts';
+import { runSlice } from '../../lib/agent/slice.ts';
 import type { StepRecord } from '../../lib/agent/state.ts';
+import { newAgentState } from '../../lib/agent/state.ts';
 import { createApp } from '../../lib/api/app.ts';
 import { mergePolicy } from '../../lib/browser/guard-policy.ts';
 import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
@@ -355,5 +357,48 @@ describe('computer-use agents drive pages by screenshots and coordinates', () =>
       else process.env.OPENAI_API_KEY = saved.key;
       await stores.cleanup();
     }
+  });
+
+  it('continues across slices from plain JSON, each on a fresh page, the conversation kept by reference', async () => {
+    let turns = 0;
+    llm.setHandler((r) => {
+      turns++;
+      if (done(r, 'palette')) return anthropicComputerReply(r, [], 'Opened.');
+      // First turn: look around; second: the chord; a slice boundary after each turn.
+      return turns === 1
+        ? anthropicComputerReply(r, [{ action: 'mouse_move', coordinate: [100, 100] }])
+        : anthropicComputerReply(r, [{ action: 'key', text: 'ctrl+k' }]);
+    });
+    const env = await agentEnv({ browser: () => browser, site, llm, flavour: 'openai' });
+    const deps: AgentDeps = {
+      ...env.deps,
+      computerUse: createComputerUseModel({
+        provider: 'anthropic',
+        model: 'claude-sonnet-4',
+        baseURL: llm.url,
+        apiKey: 'k',
+      }),
+    };
+    let state = newAgentState({
+      tenant: 't',
+      runId: 'cua-slices',
+      sampleId: 's',
+      url: `${site.url}/cua/chord.html`,
+      task: { goal: 'open the palette', maxSteps: 6, computerUse: { model: 'anthropic/claude-sonnet-4' } },
+    });
+    let slices = 0;
+    while (state.status === 'running' && slices < 6) {
+      state = JSON.parse(
+        JSON.stringify(await runSlice(state, deps, { deadline: Date.now() + 60_000, maxSteps: 1 })),
+      );
+      slices++;
+    }
+    expect(state.status).toBe('done');
+    expect(slices).toBe(3);
+    expect(state.cua?.conversationKey).toMatch(/cua_conversation\.json$/);
+    // The state stays small: the conversation (with its screenshots) lives in the evidence.
+    expect(JSON.stringify(state).length).toBeLessThan(20_000);
+    const results = await env.runStore.listResults('t', 'cua-slices');
+    expect(results).toHaveLength(1);
   });
 });

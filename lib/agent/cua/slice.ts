@@ -108,6 +108,7 @@ export async function runCuaSlice(
   };
   let slowest = 0;
   let lastError = '';
+  let stepsThisSlice = 0;
   try {
     while (!isFinal(state)) {
       tick();
@@ -134,6 +135,7 @@ export async function runCuaSlice(
         break;
       }
       if (Date.now() + CLOSING_MS + slowest >= opts.deadline) break;
+      if (opts.maxSteps !== undefined && stepsThisSlice >= opts.maxSteps) break;
       try {
         if (!handle) {
           handle = await openPage(deps, state);
@@ -142,6 +144,7 @@ export async function runCuaSlice(
         const t0 = performance.now();
         const end = await turn(rt, handle.page, model, conversation, secrets);
         conversation = end.conversation;
+        stepsThisSlice += 1;
         slowest = Math.max(slowest, performance.now() - t0);
         state.infraErrorsInRow = 0;
         if (end.kind === 'continue' && cua.unchanged >= UNCHANGED_LIMIT) {
