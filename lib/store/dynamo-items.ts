@@ -110,6 +110,7 @@ export function runToItem(run: RunRecord, spec: Packed): Item {
     ...(run.totals !== undefined ? { totals: JSON.stringify(run.totals) } : {}),
     ...(run.manifestHead !== undefined ? { manifestHead: run.manifestHead } : {}),
     ...(run.reason !== undefined ? { reason: run.reason } : {}),
+    ...(run.jobDigest !== undefined ? { jobDigest: run.jobDigest } : {}),
   };
 }
 
@@ -117,6 +118,7 @@ export function itemToRun(item: Item, spec: JsonObject): RunRecord {
   const totals = optStr(item, 'totals');
   const manifestHead = optStr(item, 'manifestHead');
   const reason = optStr(item, 'reason');
+  const jobDigest = optStr(item, 'jobDigest');
   return {
     tenant: str(item, 'tenant'),
     runId: str(item, 'runId'),
@@ -128,6 +130,7 @@ export function itemToRun(item: Item, spec: JsonObject): RunRecord {
     ...(totals !== undefined ? { totals: JSON.parse(totals) as JsonObject } : {}),
     ...(manifestHead !== undefined ? { manifestHead } : {}),
     ...(reason !== undefined ? { reason } : {}),
+    ...(jobDigest !== undefined ? { jobDigest } : {}),
   };
 }
 

@@ -41,6 +41,11 @@ export interface RunRecord {
   manifestHead?: string;
   /** Why the run failed or was cancelled. */
   reason?: string;
+  /**
+   * For a queue job's run: a digest of what the job asked (task, URLs, input, output queue). A later
+   * message reusing the job id with anything different is refused rather than handed these results.
+   */
+  jobDigest?: string;
 }
 
 export type RunPatch = Partial<Pick<RunRecord, 'status' | 'totals' | 'manifestHead' | 'reason'>>;

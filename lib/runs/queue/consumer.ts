@@ -9,7 +9,7 @@ import type { EvidenceStore, JsonObject, RateLimit, ResultRecord, RunStore } fro
 import { waitForToken } from '../../store/rate-gate.ts';
 import { DEFAULT_SLICE_BUDGET_MS } from '../handlers.ts';
 import { rateBucketKey, rateLimitFor, type TaskSpec } from '../task-spec.ts';
-import { parseQueueMessage, type QueueMessage, runIdForJob, sampleIdFor } from './message.ts';
+import { jobDigest, parseQueueMessage, type QueueMessage, runIdForJob, sampleIdFor } from './message.ts';
 
 export interface QueueRecord {
   messageId: string;
@@ -151,7 +151,8 @@ async function processMessage(
   const runId = runIdForJob(jobId);
   const spec = await resolveSpec(message, deps);
   const now = new Date().toISOString();
-  await deps.runStore.createRun({
+  const digest = jobDigest(message, spec);
+  const created = await deps.runStore.createRun({
     tenant: deps.tenant,
     runId,
     status: 'running',
@@ -159,7 +160,9 @@ async function processMessage(
     sampleCount: message.urls.length,
     createdAt: now,
     updatedAt: now,
+    jobDigest: digest,
   });
+  if (created === 'exists') await checkSameJob(jobId, runId, digest, deps);
   await deps.runStore.putSamples(
     message.urls.map((url, i) => ({
       tenant: deps.tenant,
@@ -193,6 +196,20 @@ async function processMessage(
   const counts: Record<string, number> = {};
   for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
   await deps.runStore.updateRun(deps.tenant, runId, { status: 'done', totals: { counts } });
+}
+
+/**
+ * A job id already stored: a redelivery or a continuation of the same job goes on; a message that
+ * reuses the id for another task, other URLs or input, or another output queue is refused (to the
+ * DLQ), so it can never be handed the first job's results. Runs stored before digests existed carry
+ * none and are taken as the same job, as they were then.
+ */
+async function checkSameJob(jobId: string, runId: string, digest: string, deps: QueueDeps): Promise<void> {
+  const stored = await deps.runStore.getRun(deps.tenant, runId);
+  if (stored?.jobDigest === undefined || stored.jobDigest === digest) return;
+  throw new PermanentError(
+    `jobId "${jobId}" is already used by a job with a different task, URLs, input or output queue; send this one under a new jobId`,
+  );
 }
 
 /** The output marker makes forwarding at-least-once without repeating on a plain redelivery. */

@@ -2,7 +2,13 @@
  * What a job message on the queue says: which task (inline, or a spec stored earlier) over which URLs.
  * One zod schema is the type, the validator and the documented shape.
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import type { Json } from '../../store/ports.ts';
+
+// The id rule of the API's run ids (lib/store/names.ts once that lands: one rule for every edge).
+const ID_RULE = /^[\w.@:+-]{1,128}$/;
+const ID_RULE_TEXT = '1–128 letters, digits or . _ - @ : + (no spaces or slashes)';
 
 const HttpUrl = z
   .string()
@@ -12,7 +18,13 @@ const HttpUrl = z
 export const QueueMessageSchema = z
   .object({
     /** Idempotency key: redeliveries and resends with the same id never produce a second result. */
-    jobId: z.string().min(1).max(200).optional().describe('idempotency key; defaults to the SQS message id'),
+    // The shared id rule: a job id becomes part of storage keys, so an over-long or odd one is
+    // refused here (to the DLQ, naming the field) instead of failing in a store on every delivery.
+    jobId: z
+      .string()
+      .regex(ID_RULE, `must be ${ID_RULE_TEXT}`)
+      .optional()
+      .describe('idempotency key; defaults to the SQS message id'),
     task: z.union([
       z.object({ spec: z.record(z.string(), z.unknown()) }).strict(),
       z.object({ specId: z.string().min(1).max(200) }).strict(),
@@ -52,4 +64,30 @@ export function sampleIdFor(index: number): string {
 /** The run a message's samples belong to: one per job id, so a redelivery lands on the same run. */
 export function runIdForJob(jobId: string): string {
   return `q-${jobId}`;
+}
+
+/** JSON with object keys sorted, so equal values always give equal text (and equal digests). */
+function canonicalJson(value: Json): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object')
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k] as Json)}`)
+      .join(',')}}`;
+  return JSON.stringify(value);
+}
+
+/**
+ * What a job asks, as a digest: the task (the spec itself, resolved), its URLs in order, its input and
+ * its output queue. Results stored under a job id belong to this digest only: a message that reuses
+ * the id with another digest must not receive them, nor send them to its own output queue.
+ */
+export function jobDigest(message: QueueMessage, spec: Json): string {
+  const asked: Json = {
+    spec,
+    urls: message.urls,
+    input: message.input ?? {},
+    output: message.output?.queueUrl ?? null,
+  };
+  return createHash('sha256').update(canonicalJson(asked)).digest('hex');
 }
