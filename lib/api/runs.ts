@@ -6,7 +6,7 @@
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import { combinedCsv, totalsOf } from '../runs/merge.ts';
-import { buildReport } from '../runs/report.ts';
+import { buildReport, REPORT_CSP } from '../runs/report.ts';
 import {
   createRun,
   type ExecutionInput,
@@ -17,7 +17,9 @@ import {
 import { type Sample, SamplesError, samplesFromCsv, samplesFromList } from '../runs/samples.ts';
 import { DEFAULT_RUN_CONCURRENCY, parseTaskSpec, SpecError, type TaskSpec } from '../runs/task-spec.ts';
 import { runEvidencePrefix } from '../store/keys.ts';
+import { idProblem, parseEvidencePath } from '../store/names.ts';
 import type { EvidenceStore, RunStore } from '../store/ports.ts';
+import { evidenceHeaders } from './evidence-headers.ts';
 
 export interface RunsApiDeps {
   runStore: RunStore;
@@ -134,16 +136,6 @@ const invalid = (c: Context<Env>, message: string, path = '(body)') =>
 const notFound = (c: Context<Env>, runId: string) =>
   c.json({ error: { kind: 'not_found', message: `no run "${runId}"` } }, 404);
 
-const TYPES: Record<string, string> = {
-  png: 'image/png',
-  jpg: 'image/jpeg',
-  jpeg: 'image/jpeg',
-  json: 'application/json',
-  csv: 'text/csv; charset=utf-8',
-  html: 'text/html; charset=utf-8',
-  txt: 'text/plain; charset=utf-8',
-};
-
 function parseStart(
   body: z.infer<typeof StartBody>,
 ): { spec: TaskSpec; samples: Sample[] } | { prompt: string } {
@@ -191,7 +183,13 @@ function documentRoutes(registry: Registry): void {
   });
   doc('get', '/v1/runs/{id}', 'Run status with counts, tokens and cost so far', { request: id });
   doc('get', '/v1/runs/{id}/results', 'Results as JSON or as combined CSV (?format=csv)', {
-    request: { ...id, query: z.object({ format: z.enum(['json', 'csv']).optional() }) },
+    request: {
+      ...id,
+      query: z.object({
+        format: z.enum(['json', 'csv']).optional(),
+        raw: z.enum(['true', 'false']).optional().describe('CSV cells as extracted (no formula escaping)'),
+      }),
+    },
   });
   doc('get', '/v1/runs/{id}/report', 'The self-contained HTML report', { request: id });
   doc('get', '/v1/runs/{id}/evidence/{path}', 'One evidence file (a redirect to a presigned URL on S3)', {
@@ -208,6 +206,14 @@ export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
   /** Runs per key being started right now (created, not yet launched). */
   const starting = new Map<string, number>();
   if ('openAPIRegistry' in app) documentRoutes(app.openAPIRegistry as Registry);
+  // One rule for run ids at the edge: an id the stores could never hold is a 400, not a 500 there.
+  const checkRunId = async (c: Context<Env>, next: () => Promise<void>) => {
+    const problem = idProblem('id', c.req.param('id') ?? '');
+    if (problem) return invalid(c, problem, 'id');
+    await next();
+  };
+  app.use('/v1/runs/:id', checkRunId);
+  app.use('/v1/runs/:id/*', checkRunId);
 
   app.post('/v1/runs', async (c) => {
     let raw: unknown;
@@ -291,6 +297,10 @@ export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
     const runId = c.req.param('id');
     const format = c.req.query('format') ?? 'json';
     if (format !== 'json' && format !== 'csv') return invalid(c, 'format: csv or json', 'format');
+    // Cells that a spreadsheet would run as formulas are escaped unless the caller asks for raw values.
+    const rawArg = c.req.query('raw') ?? 'false';
+    if (rawArg !== 'true' && rawArg !== 'false') return invalid(c, 'raw: true or false', 'raw');
+    const raw = rawArg === 'true';
     const run = await runStore.getRun(tenant, runId);
     if (!run) return notFound(c, runId);
     const [samples, results] = await Promise.all([
@@ -298,7 +308,9 @@ export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
       runStore.listResults(tenant, runId),
     ]);
     if (format === 'csv')
-      return c.body(combinedCsv(samples, results), 200, { 'content-type': 'text/csv; charset=utf-8' });
+      return c.body(combinedCsv(samples, results, { raw }), 200, {
+        'content-type': 'text/csv; charset=utf-8',
+      });
     return c.json({ runId, status: run.status, results });
   });
 
@@ -306,31 +318,29 @@ export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
     const runId = c.req.param('id');
     const html = await buildReport(runStore, evidence, c.get('tenant'), runId);
     if (html === undefined) return notFound(c, runId);
-    return c.body(html, 200, { 'content-type': 'text/html; charset=utf-8' });
+    return c.body(html, 200, {
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': REPORT_CSP,
+      'x-content-type-options': 'nosniff',
+    });
   });
 
   app.get('/v1/runs/:id/evidence/*', async (c) => {
     const tenant = c.get('tenant');
     const runId = c.req.param('id');
     if (!(await runStore.getRun(tenant, runId))) return notFound(c, runId);
-    const marker = '/evidence/';
-    const rest = c.req.path.slice(c.req.path.indexOf(marker) + marker.length);
-    let parts: string[];
-    try {
-      parts = rest.split('/').map((p) => decodeURIComponent(p));
-    } catch {
-      return invalid(c, 'evidence path: not a valid URL-encoded path', 'path');
-    }
-    if (parts.some((p) => p === '' || p === '.' || p === '..' || p.startsWith('.') || p.includes('\\')))
-      return invalid(c, 'evidence path: relative file path inside the run', 'path');
+    // The path as sent (hono's c.req.path is already partly decoded): decoded once, here, by the rule.
+    const sent = /\/runs\/[^/]+\/evidence\/(.*)$/.exec(new URL(c.req.url).pathname)?.[1] ?? '';
+    const path = parseEvidencePath(sent);
+    if ('problem' in path) return invalid(c, path.problem, 'path');
+    const { parts } = path;
     const key = runEvidencePrefix(tenant, runId) + parts.join('/');
     const url = await evidence.link?.(key, 300);
     if (url) return c.redirect(url, 302);
     const body = await evidence.get(key);
     if (!body)
       return c.json({ error: { kind: 'not_found', message: `no evidence "${parts.join('/')}"` } }, 404);
-    const ext = key.slice(key.lastIndexOf('.') + 1).toLowerCase();
-    return c.body(Buffer.from(body), 200, { 'content-type': TYPES[ext] ?? 'application/octet-stream' });
+    return c.body(Buffer.from(body), 200, evidenceHeaders(key));
   });
 
   app.post('/v1/runs/:id/cancel', async (c) => {

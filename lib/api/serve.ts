@@ -7,6 +7,7 @@ import { storesFromEnv } from '../store/config.ts';
 import { createApp } from './app.ts';
 import { keysFromEnv } from './auth.ts';
 import { DEMO_PATH } from './demo.ts';
+import { requestTimeouts } from './http-limits.ts';
 import { localRunsApi } from './runs-local.ts';
 import { closeSharedDebuggableBrowser, sharedDebuggableBrowser } from './stagehand/browser.ts';
 import { createStagehandService } from './stagehand/index.ts';
@@ -104,7 +105,9 @@ export async function startServer(options: ServeOptions = {}) {
   // Warm the browser while the first caller is still typing.
   void browser().catch((err) => print(`browser failed to start: ${(err as Error).message}`));
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, port, hostname: host }, () => resolve(s));
+    const s = serve({ fetch: app.fetch, port, hostname: host, serverOptions: requestTimeouts(env) }, () =>
+      resolve(s),
+    );
     s.once('error', (err: NodeJS.ErrnoException) =>
       reject(
         err.code === 'EADDRINUSE'

@@ -1,15 +1,21 @@
 /** `browserfn report <run>` and `browserfn verify <run>` over the local stores of `browserfn run`. */
 import { writeReport } from '../runs/report.ts';
+import { verifyWholeRun } from '../runs/verify-run.ts';
 import type { ManifestProblem } from '../store/manifest.ts';
-import { verifyRun } from '../store/manifest-store.ts';
+import { idProblem } from '../store/names.ts';
 import { parse, UsageError } from './args.ts';
 import { CLI_TENANT, localStores } from './run.ts';
 
 function runArg(argv: string[]) {
-  const { flags, positionals } = parse(argv, { out: { type: 'string' } });
+  const { flags, positionals } = parse(argv, { out: { type: 'string' }, head: { type: 'string' } });
   const runId = positionals[0];
   if (!runId) throw new UsageError('missing <run-id>');
-  return { runId, stores: localStores(flags) };
+  const problem = idProblem('<run-id>', runId);
+  if (problem) throw new UsageError(problem);
+  if (flags.head !== undefined && !/^[0-9a-f]{64}$/.test(String(flags.head)))
+    throw new UsageError('--head: the 64 hex digits of a chain head (printed when the run was merged)');
+  const head = typeof flags.head === 'string' ? flags.head : undefined;
+  return { runId, stores: localStores(flags), head };
 }
 
 export async function reportCommand(argv: string[], out: (s: string) => void): Promise<number> {
@@ -24,26 +30,34 @@ export async function reportCommand(argv: string[], out: (s: string) => void): P
 function what(problem: ManifestProblem): string {
   switch (problem.kind) {
     case 'edited':
-      return problem.where === 'file' ? 'file edited' : 'manifest entry changed';
+      return problem.where === 'result'
+        ? 'stored result edited'
+        : problem.where === 'file'
+          ? 'file edited'
+          : 'manifest entry changed';
     case 'removed':
-      return problem.where === 'file' ? 'file removed' : 'manifest entries removed';
+      return problem.where === 'result'
+        ? 'stored result removed'
+        : problem.where === 'file'
+          ? 'file removed'
+          : 'manifest entries removed';
     case 'reordered':
       return 'manifest entries reordered';
     case 'added':
-      return 'file added';
+      return problem.where === 'result' ? 'stored result added' : 'file added';
     case 'head':
       return 'chain head differs from the run';
   }
 }
 
 export async function verifyCommand(argv: string[], out: (s: string) => void): Promise<number> {
-  const { runId, stores } = runArg(argv);
-  const run = await stores.runStore.getRun(CLI_TENANT, runId);
-  if (!run) throw new UsageError(`no run "${runId}" under ${stores.base}`);
-  if (!run.manifestHead) throw new Error(`run ${runId} has no manifest yet (it has not been merged)`);
-  const check = await verifyRun(stores.evidence, CLI_TENANT, runId, run.manifestHead);
+  const { runId, stores, head } = runArg(argv);
+  const check = await verifyWholeRun(stores.runStore, stores.evidence, CLI_TENANT, runId, head);
+  if (!check) throw new UsageError(`no run "${runId}" under ${stores.base}`);
   if (check.ok) {
-    out(`ok: ${check.files} evidence files match the manifest (head ${run.manifestHead})`);
+    out(
+      `ok: ${check.files} evidence files and the stored results match the manifest (head ${check.expectedHead}${head ? ', the one you kept' : ''})`,
+    );
     return 0;
   }
   const p = check.problem!;

@@ -4,4 +4,4 @@ export const RUN_USAGE =
   '       browserfn run --prompt "…" [--concurrency N] [--out DIR]\n' +
   '       browserfn run --resume RUN_ID [--concurrency N] [--out DIR]';
 export const REPORT_USAGE = 'browserfn report <run-id> [--out DIR]';
-export const VERIFY_USAGE = 'browserfn verify <run-id> [--out DIR]';
+export const VERIFY_USAGE = 'browserfn verify <run-id> [--head HEX] [--out DIR]';

@@ -187,6 +187,11 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
       .join(', ')}`,
   );
   out(`combined.csv: ${evidence.pathOf(evidenceKey(CLI_TENANT, input.runId, 'combined.csv'))}`);
+  // Kept outside both stores, the head lets `verify --head` catch even a rewritten manifest and run record.
+  if (run?.manifestHead)
+    out(
+      `chain head: ${run.manifestHead}  (keep it; check later with: browserfn verify ${input.runId} --head <it>)`,
+    );
   if (typeof run?.spec.prompt === 'string')
     out(`planned spec: ${evidence.pathOf(evidenceKey(CLI_TENANT, input.runId, GENERATED_SPEC))}`);
   const bad =

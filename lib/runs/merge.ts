@@ -66,11 +66,31 @@ export function totalsOf(run: RunRecord, samples: SampleRecord[], results: Resul
   };
 }
 
-const cell = (v: Json | undefined): string =>
-  v === undefined || v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+// Numbers stay numbers: csv-stringify leaves a negative number alone but escapes the text "-1".
+const cell = (v: Json | undefined): string | number =>
+  v === undefined || v === null
+    ? ''
+    : typeof v === 'object'
+      ? JSON.stringify(v)
+      : typeof v === 'number'
+        ? v
+        : String(v);
+
+export interface CsvOptions {
+  /**
+   * Keep cells exactly as extracted. By default a text cell starting with `=`, `+`, `-`, `@`, tab or
+   * carriage return gets a leading `'` (csv-stringify's `escape_formulas`), so a spreadsheet shows
+   * page-derived text instead of running it as a formula.
+   */
+  raw?: boolean;
+}
 
 /** combined.csv text (pure): fixed columns, then every data field in order of first appearance. */
-export function combinedCsv(samples: SampleRecord[], results: ResultRecord[]): string {
+export function combinedCsv(
+  samples: SampleRecord[],
+  results: ResultRecord[],
+  options: CsvOptions = {},
+): string {
   const byId = new Map(results.map((r) => [r.sampleId, r]));
   const sorted = [...samples].sort((a, b) =>
     a.sampleId < b.sampleId ? -1 : a.sampleId > b.sampleId ? 1 : 0,
@@ -107,7 +127,7 @@ export function combinedCsv(samples: SampleRecord[], results: ResultRecord[]): s
       cell(r?.usage.costUsd),
     ];
   });
-  return stringify([header, ...rows]);
+  return stringify([header, ...rows], { escape_formulas: !options.raw });
 }
 
 export interface MergeOutput {

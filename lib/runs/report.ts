@@ -3,6 +3,7 @@
  * URIs) with the totals, a row per sample (status, reason, data, tokens, cost), each sample's screenshot
  * timeline with SHA-256 hashes and its action log, and a status filter.
  */
+import { createHash } from 'node:crypto';
 import { keySegment } from '../store/keys.ts';
 import type { EvidenceStore, Json, ResultRecord, RunRecord, RunStore, SampleRecord } from '../store/ports.ts';
 import { totalsOf } from './merge.ts';
@@ -36,6 +37,24 @@ const FILTER = `const sel=document.getElementById('filter');
 function apply(){const v=sel.value;let n=0;for(const r of document.querySelectorAll('tr.sample')){const on=!v||r.dataset.status===v;r.hidden=!on;if(on)n++}document.getElementById('shown').textContent=String(n)}
 sel.addEventListener('change',apply);apply();`;
 
+const sha256Source = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+
+/**
+ * The report's Content-Security-Policy: only its own style block and filter script (by hash, no
+ * `unsafe-inline`), inlined screenshots, nothing fetched. Served as a header by the API and repeated
+ * in a meta tag for the copy opened from disk. Page-derived text that slipped past escaping still
+ * could not run.
+ */
+export const REPORT_CSP = [
+  "default-src 'none'",
+  `script-src ${sha256Source(FILTER)}`,
+  `style-src ${sha256Source(CSS)}`,
+  'img-src data:',
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
 /** The report's HTML (pure). */
 export function renderReport(run: RunRecord, samples: ReportSample[]): string {
   const totals = totalsOf(
@@ -67,10 +86,10 @@ export function renderReport(run: RunRecord, samples: ReportSample[]): string {
     })
     .join('\n');
   const options = ['', ...Object.keys(totals.counts)]
-    .map((s) => `<option value="${s}">${s || 'all statuses'}</option>`)
+    .map((s) => `<option value="${esc(s)}">${esc(s || 'all statuses')}</option>`)
     .join('');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>browserfn run ${esc(run.runId)}</title>
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
+<meta http-equiv="Content-Security-Policy" content="${esc(REPORT_CSP.replace(/; frame-ancestors[^;]*/, ''))}">
 <style>${CSS}</style></head><body>
 <h1>Run ${esc(run.runId)}</h1>
 <p class="totals"><span>status <b id="run-status">${esc(run.status)}</b></span><span>samples <b id="total-samples">${totals.samples}</b></span>

@@ -3,6 +3,7 @@
  * single URL, or from the planner's list. Every problem is reported with its line and column.
  */
 import { parse } from 'csv-parse/sync';
+import { ID_RULE, ID_RULE_TEXT } from '../store/names.ts';
 
 export interface Sample {
   sampleId: string;
@@ -15,7 +16,8 @@ export class SamplesError extends Error {
   override name = 'SamplesError';
 }
 
-const ID = /^[\w.@:+-]{1,128}$/;
+// Sample ids follow the one rule every edge applies to ids (lib/store/names.ts).
+const ID = ID_RULE;
 export const MAX_SAMPLES = 100_000;
 
 function checkUrl(value: string, where: string): string {
@@ -32,10 +34,7 @@ function checkUrl(value: string, where: string): string {
 
 function checkId(value: string, where: string): string {
   const id = value.trim();
-  if (!ID.test(id))
-    throw new SamplesError(
-      `${where}: sample_id "${value}" must be 1–128 letters, digits or . _ - @ : + (no spaces or slashes)`,
-    );
+  if (!ID.test(id)) throw new SamplesError(`${where}: sample_id "${value}" must be ${ID_RULE_TEXT}`);
   return id;
 }
 

@@ -1,10 +1,14 @@
-/** `EvidenceStore` on local files under one root (default `evidence/`); keys map to relative paths. */
+/**
+ * `EvidenceStore` on local files under one root (default `evidence/`); keys map to relative paths.
+ * Only regular files are evidence: a symbolic link (to a file or a folder on the way) is never
+ * followed, so a link planted in a run's folder cannot serve a file from elsewhere on the disk.
+ */
 import { createHash } from 'node:crypto';
-import type { Dirent } from 'node:fs';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { constants, type Dirent } from 'node:fs';
+import { open, readdir, realpath, rm } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { writeFileAtomic } from './local-files.ts';
-import type { EvidenceObject, EvidenceStore } from './ports.ts';
+import type { EvidenceEntry, EvidenceObject, EvidenceStore } from './ports.ts';
 
 /** Keys are `/`-joined segments; none may be empty, `.`, `..` or hidden. */
 export function checkEvidenceKey(key: string): string[] {
@@ -33,13 +37,49 @@ export class LocalEvidenceStore implements EvidenceStore {
     return { key, sha256: sha256Hex(bytes), bytes: bytes.byteLength };
   }
 
+  /** A regular file at exactly its key's path, or undefined: links anywhere on the way read as absent. */
   async get(key: string): Promise<Uint8Array | undefined> {
+    const path = this.pathOf(key);
     try {
-      return new Uint8Array(await readFile(this.pathOf(key)));
+      // O_NOFOLLOW refuses a link as the last part; the real path catches a linked folder on the way.
+      const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+      try {
+        if (!(await handle.stat()).isFile()) return undefined;
+        const [real, root] = await Promise.all([realpath(path), realpath(this.root)]);
+        if (real !== join(root, ...checkEvidenceKey(key))) return undefined;
+        return new Uint8Array(await handle.readFile());
+      } finally {
+        await handle.close();
+      }
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ELOOP' || code === 'ENOTDIR' || code === 'EISDIR') return undefined;
       throw err;
     }
+  }
+
+  /**
+   * Everything under the prefix as it lies on disk, hidden and temporary names included, each marked
+   * as a regular file or not (for `verify`: whatever the manifest does not know is reported).
+   */
+  async inventory(prefix: string): Promise<EvidenceEntry[]> {
+    const folder = prefix.slice(0, prefix.lastIndexOf('/') + 1);
+    const dir = folder ? join(this.root, ...checkEvidenceKey(folder.slice(0, -1))) : this.root;
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { recursive: true, withFileTypes: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+    return entries
+      .filter((e) => !e.isDirectory())
+      .map((e) => ({
+        key: relative(this.root, join(e.parentPath, e.name)).split(sep).join('/'),
+        regular: e.isFile(),
+      }))
+      .filter((e) => e.key.startsWith(prefix))
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
   async list(prefix: string): Promise<string[]> {

@@ -41,6 +41,16 @@ function isManifestKey(key: string, tenant: string, runId: string): boolean {
   return key === manifestKey(tenant, runId) || key.startsWith(`${runEvidencePrefix(tenant, runId)}manifest/`);
 }
 
+/**
+ * The manifest's own files as `verify` accepts them: the sealed chain and parts named as we name
+ * them. Anything else in the manifest folder (a `.tmp`, a stray file) is reported like any added file.
+ */
+function isManifestFile(key: string, tenant: string, runId: string): boolean {
+  if (key === manifestKey(tenant, runId)) return true;
+  const name = key.startsWith(partsPrefix(tenant, runId)) ? key.slice(partsPrefix(tenant, runId).length) : '';
+  return name === RUN_PART || /^sample_[A-Za-z0-9_~-]+\.jsonl$/.test(name);
+}
+
 // Appends to one part from one process happen one at a time (e.g. a screenshot and an action log
 // written together by the same sample).
 const queues = new WeakMap<EvidenceStore, Map<string, Promise<unknown>>>();
@@ -158,9 +168,27 @@ export async function verifyRun(
 ): Promise<RunVerification> {
   const key = manifestKey(tenant, runId);
   const entries = await readChain(evidence, key);
-  const keys = (await evidence.list(runEvidencePrefix(tenant, runId))).filter(
-    (k) => !isManifestKey(k, tenant, runId),
-  );
+  // Everything stored, not only what `list` shows: temp names, dot folders and links are reported too.
+  const prefix = runEvidencePrefix(tenant, runId);
+  const stored = evidence.inventory
+    ? await evidence.inventory(prefix)
+    : (await evidence.list(prefix)).map((k) => ({ key: k, regular: true }));
+  const others = stored.filter((e) => !isManifestFile(e.key, tenant, runId));
+  const strange = others.find((e) => !e.regular);
+  if (strange)
+    return {
+      ok: false,
+      entries: entries?.length ?? 0,
+      head: entries ? chainHead(entries) : '',
+      files: others.length,
+      problem: {
+        kind: 'added',
+        key: strange.key,
+        where: 'file',
+        message: `${strange.key} is not a regular file (a link or a special file): evidence never is`,
+      },
+    };
+  const keys = others.map((e) => e.key);
   if (!entries) {
     return {
       ok: false,
@@ -176,10 +204,17 @@ export async function verifyRun(
     };
   }
   const current = new Map<string, string>();
+  const known = new Set(entries.map((e) => e.key));
   let next = 0;
   const worker = async () => {
     while (next < keys.length) {
       const k = keys[next++] as string;
+      // A file the manifest does not know is reported as added whatever it holds (a hidden name
+      // cannot even be read through the store's API); no need to hash it.
+      if (!known.has(k)) {
+        current.set(k, 'not in the manifest');
+        continue;
+      }
       const bytes = await evidence.get(k);
       // Listed but gone by now: leave it out, so the chain reports it as removed.
       if (bytes !== undefined) current.set(k, createHash('sha256').update(bytes).digest('hex'));

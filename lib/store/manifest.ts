@@ -73,8 +73,11 @@ export interface ManifestProblem {
   /** The first entry that no longer matches (absent for `added` and `head`). */
   index?: number;
   key?: string;
-  /** `file` when the evidence changed, `manifest` when the manifest itself did. */
-  where: 'file' | 'manifest';
+  /**
+   * `file` when the evidence changed, `manifest` when the manifest itself did, `result` when a result
+   * in the run store no longer matches the one sealed into the chain (lib/runs/verify-run.ts).
+   */
+  where: 'file' | 'manifest' | 'result';
   message: string;
 }
 

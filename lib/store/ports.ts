@@ -145,6 +145,12 @@ export interface EvidenceObject {
   bytes: number;
 }
 
+export interface EvidenceEntry {
+  key: string;
+  /** False for a symbolic link, a socket or anything else that is not a plain file. */
+  regular: boolean;
+}
+
 /**
  * Blobs: screenshots, downloads, result and action-log JSON, reports, manifests. Keys are `/`-joined
  * paths that start with the tenant segment (see `evidenceKey`); a put replaces the object atomically.
@@ -155,6 +161,12 @@ export interface EvidenceStore {
   /** Keys under a prefix, sorted. */
   list(prefix: string): Promise<string[]>;
   delete(key: string): Promise<void>;
+  /**
+   * Every object under a prefix as stored, including names `list` leaves out (temporary files, dot
+   * folders) and entries that are not regular files (links). For `verify`; stores whose `list`
+   * already shows everything (S3) need not have it.
+   */
+  inventory?(prefix: string): Promise<EvidenceEntry[]>;
   /** A URL the caller can fetch the object from (presigned on S3); undefined when the store only streams. */
   link?(key: string, expiresInSeconds: number): Promise<string | undefined>;
 }
