@@ -7,8 +7,10 @@ import type { Page } from 'playwright-core';
 import { executeAction } from '../actions/execute.ts';
 import type { Action } from '../actions/types.ts';
 import { settle } from '../browser/settle.ts';
+import { spentOn } from '../llm/spent.ts';
 import type { LlmClient, Usage } from '../llm/types.ts';
 import { extract } from '../ops/extract.ts';
+import { type ElementRecording, recordAfter, recordBefore } from '../perception/recording.ts';
 import { redactText } from '../perception/redact.ts';
 import { snapshot } from '../perception/snapshot.ts';
 import { elementById, type Snapshot } from '../perception/types.ts';
@@ -40,6 +42,8 @@ export interface ToolResult {
   usage?: Usage;
   /** `tool:target@url` — what the spam check compares. */
   key: string;
+  /** A done element action: its element's locator candidates and what followed (compiling workflows). */
+  recorded?: ElementRecording;
 }
 
 export interface DispatchContext {
@@ -102,6 +106,9 @@ function toAction(call: ToolCall): Action[] {
   }
 }
 
+/** Element actions a workflow can replay (see lib/workflows/compile.ts). */
+const RECORDED = new Set(['click', 'type', 'select_option']);
+
 async function pageAction(
   ctx: DispatchContext,
   call: ToolCall,
@@ -109,6 +116,10 @@ async function pageAction(
 ): Promise<Omit<ToolResult, 'ms' | 'key' | 'tool' | 'input'>> {
   let navigated = false;
   const messages: string[] = [];
+  // Kept for compiling the run into a workflow; read before acting, since a click may remove it.
+  const target = RECORDED.has(call.tool) && needsElement(call) ? elementById(current, call.id) : undefined;
+  const urlBefore = ctx.page.url();
+  const before = target ? await recordBefore(ctx.page, target.locator) : undefined;
   for (const action of toAction(call)) {
     const outcome = await executeAction(ctx.page, action, {
       snapshot: current,
@@ -127,13 +138,17 @@ async function pageAction(
       return { ok: false, outcome: messages.join('; '), errorClass: infra ? 'infra' : 'logic', navigated };
     }
   }
-  const el = needsElement(call) ? elementById(current, call.id) : undefined;
-  const pagination = call.tool === 'click' && !!el && isPaginationName(el.name);
+  const pagination = call.tool === 'click' && !!target && isPaginationName(target.name);
+  const recorded =
+    before && target
+      ? await recordAfter(ctx.page, before, target.locator, urlBefore, ctx.variables)
+      : undefined;
   return {
     ok: true,
     outcome: navigated ? `${messages.join('; ')} → now on ${ctx.page.url()}` : messages.join('; '),
     navigated,
     ...(pagination ? { pagination } : {}),
+    ...(recorded ? { recorded } : {}),
   };
 }
 
@@ -279,7 +294,14 @@ export async function dispatch(
     try {
       r = await withTimeout(TOOL_TIMEOUT_MS, call.tool, runTool(ctx, call, current));
     } catch (err) {
-      r = { ok: false, outcome: `${call.tool} failed: ${firstLine(err)}`, errorClass: classify(err) };
+      // A tool whose model call failed (an extract answered in the wrong shape) still spent tokens.
+      const spent = spentOn(err);
+      r = {
+        ok: false,
+        outcome: `${call.tool} failed: ${firstLine(err)}`,
+        errorClass: classify(err),
+        ...(spent ? { usage: spent } : {}),
+      };
     }
     const input = JSON.parse(redactText(JSON.stringify(call), ctx.variables)) as Json;
     results.push({

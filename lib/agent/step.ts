@@ -12,7 +12,7 @@ import { elementById, type Snapshot } from '../perception/types.ts';
 import type { Json } from '../store/ports.ts';
 import { dispatch, type ToolResult } from './dispatch.ts';
 import { bounceMessage, checkDone } from './done-check.ts';
-import { addToUsage, type SliceRuntime } from './finish.ts';
+import { addToUsage, type SliceRuntime, tokensSince } from './finish.ts';
 import { fitHistory } from './history.ts';
 import { hintsFor, remember } from './memory.ts';
 import { canonicalJson, countItems, mergeData } from './merge.ts';
@@ -144,6 +144,8 @@ function interactiveList(snap: Snapshot): string {
 export async function runStep(rt: SliceRuntime): Promise<StepOutcome> {
   const { state, deps } = rt;
   const started = performance.now();
+  // The step's tokens: its vision question, its decision and its tools' model calls.
+  const usageBefore = { ...state.usage };
   const stepNo = state.step + 1;
   const max = effectiveMaxSteps(state);
   const notices: string[] = [];
@@ -327,12 +329,9 @@ export async function runStep(rt: SliceRuntime): Promise<StepOutcome> {
       ok: r.ok,
       outcome: r.outcome,
       ms: r.ms,
+      ...(r.recorded ? { recorded: r.recorded } : {}),
     })),
-    tokens: {
-      prompt: decided.usage.promptTokens,
-      completion: decided.usage.completionTokens,
-      cached: decided.usage.cachedTokens,
-    },
+    tokens: tokensSince(state, usageBefore),
     observeMs: Math.round(observeMs),
     modelMs: Math.round(modelMs),
     actMs: Math.round(actMs),

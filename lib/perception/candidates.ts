@@ -1,0 +1,219 @@
+/**
+ * Locator candidates: several independent ways to find one element again on a later visit (a
+ * compiled workflow step), and finding them on a live page. Read only when asked for one element,
+ * never during a snapshot, so perception's hot path is untouched.
+ *
+ * A candidate says where to look; it never says "this is it". The caller checks that what a
+ * candidate hit is the only match and still has the role and name it had when it was recorded.
+ */
+import type { ElementHandle, Locator, Page } from 'playwright-core';
+import { locateByXPath } from './locate.ts';
+import type { DurableLocator } from './types.ts';
+
+/** Same shape as the workflow document's `LocatorCandidate` (perception cannot import stage 9). */
+export type PageCandidate =
+  | { kind: 'xpath'; value: string }
+  | { kind: 'role'; role: string; name: string }
+  | { kind: 'text'; text: string; tag?: string }
+  | { kind: 'css'; value: string };
+
+/** What the page says about one element, beyond role and name. */
+export interface ElementAttributes {
+  tag: string;
+  id?: string;
+  name?: string;
+  /** `data-testid` / `data-test` / `data-qa`, whichever is present first. */
+  testId?: { attr: string; value: string };
+  ariaLabel?: string;
+  /** Its own visible text, when short enough to find it by. */
+  text?: string;
+  /** CSS selectors (built from the above) that match only this element in its document. */
+  unique: string[];
+  /** The text matches only this element of its tag. */
+  uniqueText: boolean;
+}
+
+/**
+ * Ids that a framework or build made up (React's `:r1:`, `ember123`, hashes, counters) change on
+ * the next deploy or page load; a candidate on one would point nowhere, or somewhere else.
+ */
+export function looksGenerated(id: string): boolean {
+  if (id.length > 40 || /\s/.test(id)) return true;
+  if (/^:|^(?:ember|ext-gen|mui-|radix-|headlessui-|react-|rc-|yui_|gwt-|j_id)/i.test(id)) return true;
+  if (/\d{3,}/.test(id)) return true;
+  // A run of hex with digits in it ("btn-8f3a1c", "a1b2c3d4") is a hash, not a word.
+  return /(?=[a-f\d]*\d)(?=[a-f\d]*[a-f])[a-f\d]{5,}/i.test(id);
+}
+
+const cssString = (s: string) => `"${s.replace(/["\\]/g, '\\$&')}"`;
+const cssIdent = (s: string) => (/^[A-Za-z_][\w-]*$/.test(s) ? `#${s}` : `[id=${cssString(s)}]`);
+
+/** The CSS selectors an element's stable attributes give, most durable first. */
+export function attributeSelectors(a: RawAttributes): string[] {
+  const out: string[] = [];
+  if (a.testId) out.push(`[${a.testId.attr}=${cssString(a.testId.value)}]`);
+  if (a.id && !looksGenerated(a.id)) out.push(cssIdent(a.id));
+  if (a.name) out.push(`${a.tag}[name=${cssString(a.name)}]`);
+  if (a.ariaLabel) out.push(`${a.tag}[aria-label=${cssString(a.ariaLabel)}]`);
+  return out;
+}
+
+/**
+ * An element's candidates in the order a replay tries them: stable attributes (what a site's own
+ * tests rely on), role + accessible name, visible text, and last the positional XPath chain, the
+ * first thing a redesign breaks. Inside an iframe or shadow root only the chain can reach it.
+ */
+export function candidatesFrom(locator: DurableLocator, attrs?: ElementAttributes): PageCandidate[] {
+  const out: PageCandidate[] = [];
+  const nested = locator.xpath.includes(' >> ');
+  if (attrs && !nested) for (const value of attrs.unique) out.push({ kind: 'css', value });
+  if (!nested && locator.role && locator.name.trim())
+    out.push({ kind: 'role', role: locator.role, name: locator.name });
+  if (attrs?.text && attrs.uniqueText && !nested && attrs.text !== locator.name)
+    out.push({ kind: 'text', text: attrs.text, tag: attrs.tag });
+  out.push({ kind: 'xpath', value: locator.xpath });
+  return out;
+}
+
+type RawAttributes = Omit<ElementAttributes, 'unique' | 'uniqueText'>;
+
+/** Runs in the page on the element itself (self-contained: no named inner functions). */
+function readInPage(el: Element): RawAttributes {
+  const tag = el.localName;
+  const get = (n: string) => el.getAttribute(n)?.trim() || undefined;
+  const testAttr = ['data-testid', 'data-test', 'data-qa', 'data-test-id'].find((n) => get(n));
+  const raw = ((el as HTMLElement).innerText ?? el.textContent ?? '').replace(/\s+/g, ' ').trim();
+  const text = raw && raw.length <= 80 && !/^(input|select|textarea)$/.test(tag) ? raw : undefined;
+  return {
+    tag,
+    ...(get('id') ? { id: get('id') } : {}),
+    ...(get('name') ? { name: get('name') } : {}),
+    ...(testAttr ? { testId: { attr: testAttr, value: get(testAttr)! } } : {}),
+    ...(get('aria-label') ? { ariaLabel: get('aria-label') } : {}),
+    ...(text ? { text } : {}),
+  };
+}
+
+/** Runs in the page: which selectors match only this element in its document, and is its text unique. */
+function uniquenessInPage(
+  el: Element,
+  arg: { selectors: string[]; text?: string },
+): { unique: string[]; uniqueText: boolean } {
+  const root = el.getRootNode() as Document | ShadowRoot;
+  const unique = arg.selectors.filter((s) => {
+    try {
+      const all = root.querySelectorAll(s);
+      return all.length === 1 && all[0] === el;
+    } catch {
+      return false;
+    }
+  });
+  const same = arg.text
+    ? [...root.querySelectorAll(el.localName)].filter(
+        (o) => ((o as HTMLElement).innerText ?? '').replace(/\s+/g, ' ').trim() === arg.text,
+      ).length
+    : 0;
+  return { unique, uniqueText: same === 1 };
+}
+
+/** The candidates of the element a durable locator points at on the live page. */
+export async function readCandidates(page: Page, locator: DurableLocator): Promise<PageCandidate[]> {
+  if (locator.xpath.includes(' >> ')) return candidatesFrom(locator);
+  const found = await locateByXPath(page, locator.xpath);
+  if ('error' in found) return candidatesFrom(locator);
+  try {
+    const raw = await found.handle.evaluate(readInPage);
+    const checked = await found.handle.evaluate(uniquenessInPage, {
+      selectors: attributeSelectors(raw),
+      ...(raw.text ? { text: raw.text } : {}),
+    });
+    return candidatesFrom(locator, { ...raw, ...checked });
+  } catch {
+    return candidatesFrom(locator);
+  } finally {
+    await found.handle.dispose();
+  }
+}
+
+// ── Finding a candidate again ─────────────────────────────────────────────────────────────────
+
+export interface CandidateHit {
+  /** How many elements the candidate matches (only 1 is usable). */
+  count: number;
+  /** The element's durable locator with the role and name it has now, when count is 1. */
+  locator?: DurableLocator;
+}
+
+/** Runs in the page: the element's XPath in its root, written the way perception writes it. */
+function xpathOf(el: Element): string {
+  const steps: string[] = [];
+  for (let n: Element | null = el; n; n = n.parentElement) {
+    const same = n.parentElement
+      ? [...n.parentElement.children].filter((c) => c.localName === n!.localName)
+      : [n];
+    steps.unshift(same.length > 1 ? `${n.localName}[${same.indexOf(n) + 1}]` : n.localName);
+  }
+  return `/${steps.join('/')}`;
+}
+
+/** Role and accessible name as the browser's accessibility tree states them (Playwright's reading). */
+export async function identityOf(loc: Locator): Promise<{ role: string; name: string } | undefined> {
+  const aria = await loc.ariaSnapshot({ timeout: 2000 }).catch(() => '');
+  const m = /^- ([\w-]+)(?: "((?:[^"\\]|\\.)*)")?/.exec(aria.trim());
+  if (!m) return undefined;
+  return { role: m[1]!, name: (m[2] ?? '').replace(/\\(.)/g, '$1') };
+}
+
+function locatorFor(page: Page, c: PageCandidate): Locator | undefined {
+  switch (c.kind) {
+    case 'css':
+      return page.locator(c.value);
+    case 'role':
+      // Playwright's role names are ARIA's, the same words perception writes.
+      return page.getByRole(c.role as Parameters<Page['getByRole']>[0], { name: c.name, exact: true });
+    case 'text': {
+      const escaped = c.text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      return page.locator(c.tag ?? '*', { hasText: new RegExp(`^\\s*${escaped}\\s*$`) });
+    }
+    case 'xpath':
+      return c.value.includes(' >> ') ? undefined : page.locator(`xpath=${c.value}`);
+  }
+}
+
+/**
+ * What one candidate hits on the page now. Chains across iframes / shadow roots are walked by
+ * perception's resolver; the rest are Playwright locators. Errors (a selector the page's CSS
+ * engine rejects) count as no match.
+ */
+export async function resolveCandidate(page: Page, c: PageCandidate): Promise<CandidateHit> {
+  const loc = locatorFor(page, c);
+  if (!loc) {
+    const found = await locateByXPath(page, (c as { value: string }).value);
+    if ('error' in found) return { count: 0 };
+    await found.handle.dispose();
+    // Identity of a nested element is read by the caller's snapshot; positional hits are single.
+    return { count: 1, locator: { xpath: (c as { value: string }).value, role: '', name: '' } };
+  }
+  const count = await loc.count().catch(() => 0);
+  if (count !== 1) return { count };
+  const handle = (await loc
+    .elementHandle({ timeout: 1000 })
+    .catch(() => null)) as ElementHandle<Element> | null;
+  if (!handle) return { count: 0 };
+  try {
+    const xpath = await handle.evaluate(xpathOf);
+    const id = await identityOf(loc);
+    return { count: 1, locator: { xpath, role: id?.role ?? '', name: id?.name ?? '' } };
+  } finally {
+    await handle.dispose();
+  }
+}
+
+/** How many elements on the page have this role and exactly this name (twins make positions unsafe). */
+export async function countByRole(page: Page, role: string, name: string): Promise<number> {
+  if (!role || !name.trim()) return 0;
+  return page
+    .getByRole(role as Parameters<Page['getByRole']>[0], { name, exact: true })
+    .count()
+    .catch(() => 0);
+}

@@ -1,0 +1,403 @@
+/**
+ * Compiling what an AI run did into a workflow that replays it without the model: a successful
+ * agent sample (its action log + result), an extract-mode sample, or a sequence of acts. Every
+ * element action becomes a pinned step (candidates, the words to heal by, post-conditions), the
+ * start URL and typed per-sample values become inputs, secrets stay `%name%`. A failed sample does
+ * not compile: replaying a failure would only fail faster.
+ */
+import type { Page } from 'playwright-core';
+import { z } from 'zod';
+import type { ActResult } from '../ops/types.ts';
+import { candidatesFrom } from '../perception/candidates.ts';
+import { toLocator } from '../perception/locate.ts';
+import { Aliases, InputLifter, navigateNode, pinnedNode, type RecordedAction } from './compile-steps.ts';
+import { deriveExtractor } from './extractor.ts';
+import { LocatorCandidateSchema, type Workflow, type WorkflowNode, WorkflowSchema } from './schema.ts';
+
+export class CompileError extends Error {
+  override name = 'CompileError';
+}
+
+const Recorded = z.object({
+  role: z.string(),
+  name: z.string(),
+  candidates: z.array(LocatorCandidateSchema).min(1),
+  after: z
+    .object({
+      url: z.string(),
+      navigated: z.boolean(),
+      value: z.string().optional(),
+      checked: z.boolean().optional(),
+    })
+    .optional(),
+});
+const LoggedStep = z.object({
+  url: z.string(),
+  actions: z.array(
+    z.object({
+      tool: z.string(),
+      input: z.record(z.string(), z.unknown()),
+      ok: z.boolean(),
+      recorded: Recorded.optional(),
+    }),
+  ),
+});
+const SampleResult = z.object({
+  status: z.string(),
+  reason: z.string().optional(),
+  data: z.record(z.string(), z.unknown()).optional(),
+  url: z.string().optional(),
+});
+
+export interface AgentSample {
+  /** action_log.json as stored. */
+  actionLog: unknown;
+  /** result.json as stored. */
+  result: unknown;
+  /** The sample's input columns (their values typed on the page become inputs). */
+  input?: Record<string, string>;
+  /** The task's goal: the instruction of a model extraction when the result cannot be pinned. */
+  goal?: string;
+  name?: string;
+  runId?: string;
+  sampleId?: string;
+}
+
+function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const got = schema.safeParse(value);
+  if (!got.success)
+    throw new CompileError(
+      `${what} is not in the expected shape: ${got.error.issues[0]?.path.join('.') || '(root)'} ${got.error.issues[0]?.message}`,
+    );
+  return got.data;
+}
+
+const NOT_REPLAYABLE = new Set([
+  'scroll',
+  'wait',
+  'screenshot',
+  'save_progress',
+  'done',
+  'fail',
+  'step_done',
+]);
+
+/** The extraction node: a verified deterministic extractor when the page allows, else the model's. */
+async function dataNode(
+  alias: string,
+  data: Record<string, unknown>,
+  instruction: string,
+  schema: Record<string, unknown> | undefined,
+  page: Page | undefined,
+): Promise<{ node: WorkflowNode; why?: string }> {
+  const derived = page
+    ? await deriveExtractor(page, data, schema)
+    : { ok: false as const, reason: 'no page to check selectors on' };
+  if (derived.ok)
+    return {
+      node: {
+        alias,
+        description: 'read the data with the selectors checked on the recorded page',
+        type: 'browser_query',
+        config: {
+          method: 'extract',
+          extractor: derived.extractor,
+          instruction,
+          ...(schema ? { schema } : {}),
+          store_variable: true,
+        },
+      },
+    };
+  return {
+    node: {
+      alias,
+      description: `the model reads the data (no extractor: ${derived.reason})`,
+      type: 'browser_ai_query',
+      config: { method: 'extract', instruction, ...(schema ? { schema } : {}), store_variable: true },
+    },
+    why: derived.reason,
+  };
+}
+
+function finish(doc: unknown): Workflow {
+  const got = WorkflowSchema.safeParse(doc);
+  if (!got.success)
+    throw new CompileError(
+      `the compiled workflow is not valid: ${got.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
+  return got.data;
+}
+
+/**
+ * An agent sample → workflow. With `page` left on the sample's final page, the result's data is
+ * pinned as a deterministic extractor checked against that page; without it, it stays a model
+ * extraction of the goal.
+ */
+export async function compileAgentSample(sample: AgentSample, opts: { page?: Page } = {}): Promise<Workflow> {
+  const result = parse(SampleResult, sample.result, 'result.json');
+  if (result.status !== 'done')
+    throw new CompileError(
+      `sample ${sample.sampleId ?? ''} did not succeed (status ${result.status}${result.reason ? `: ${result.reason}` : ''}); only a successful sample compiles`.replace(
+        '  ',
+        ' ',
+      ),
+    );
+  const steps = parse(z.array(LoggedStep), sample.actionLog, 'action_log.json');
+  if (steps.length === 0) throw new CompileError('the action log is empty: nothing to compile');
+  const lifter = new InputLifter(sample.input ?? {});
+  const aliases = new Aliases();
+  const startUrl = steps[0]!.url;
+  const nodes: WorkflowNode[] = [
+    navigateNode(aliases.make('open_start_page'), lifter.url(startUrl), 'open the start page'),
+  ];
+  for (const [s, step] of steps.entries()) {
+    const ok = step.actions.filter((a) => a.ok);
+    const nextUrl = steps[s + 1]?.url ?? result.url;
+    for (const [i, a] of ok.entries()) {
+      if (NOT_REPLAYABLE.has(a.tool)) continue;
+      if (a.tool === 'goto') {
+        const url = String(a.input.url ?? '');
+        nodes.push(
+          navigateNode(
+            aliases.make('go_to_page'),
+            url === startUrl ? lifter.url(startUrl) : lifter.lift(url),
+            `go to ${url}`,
+          ),
+        );
+        continue;
+      }
+      if (a.tool === 'extract') {
+        const schema =
+          typeof a.input.schema === 'string'
+            ? (JSON.parse(a.input.schema) as Record<string, unknown>)
+            : undefined;
+        nodes.push({
+          alias: aliases.make('extract'),
+          description: 'the model reads the page (as the agent did)',
+          type: 'browser_ai_query',
+          config: {
+            method: 'extract',
+            instruction: String(a.input.instruction ?? 'the requested data'),
+            ...(schema ? { schema } : {}),
+          },
+        });
+        continue;
+      }
+      if (!a.recorded) {
+        if (['click', 'type', 'select_option'].includes(a.tool))
+          throw new CompileError(
+            `step ${s + 1}: the ${a.tool} was logged without its element's candidates (a run from before workflows were recorded); run the sample again to compile it`,
+          );
+        continue;
+      }
+      const r = a.recorded;
+      const last = i === ok.length - 1;
+      const checkable = ['checkbox', 'switch', 'radio', 'menuitemcheckbox'].includes(r.role);
+      const method: RecordedAction['method'] =
+        a.tool === 'type'
+          ? 'fill'
+          : a.tool === 'select_option'
+            ? 'select'
+            : checkable && r.after?.checked !== undefined
+              ? r.after.checked
+                ? 'check'
+                : 'uncheck'
+              : 'click';
+      const value =
+        a.tool === 'type'
+          ? String(a.input.text ?? '')
+          : a.tool === 'select_option'
+            ? String(a.input.option ?? '')
+            : undefined;
+      const urlAfter = last && nextUrl ? nextUrl : r.after?.url;
+      const rec: RecordedAction = {
+        method,
+        role: r.role,
+        name: r.name,
+        candidates: r.candidates,
+        ...(value !== undefined ? { value } : {}),
+        urlBefore: step.url,
+        after: {
+          ...(urlAfter ? { url: urlAfter } : {}),
+          ...(r.after?.value !== undefined ? { value: r.after.value } : {}),
+          ...(r.after?.checked !== undefined ? { checked: r.after.checked } : {}),
+        },
+      };
+      const submit = a.tool === 'type' && a.input.submit === true;
+      nodes.push(
+        pinnedNode(
+          aliases.make(`${method}_${r.name || r.role}`),
+          submit ? { ...rec, after: { ...rec.after, url: step.url } } : rec,
+          value !== undefined ? lifter.lift(value) : undefined,
+        ),
+      );
+      if (submit)
+        nodes.push(
+          pinnedNode(
+            aliases.make(`submit_${r.name || r.role}`),
+            { ...rec, method: 'press', value: 'Enter', after: urlAfter ? { url: urlAfter } : {} },
+            undefined,
+          ),
+        );
+    }
+  }
+  const data = result.data ?? {};
+  if (Object.keys(data).length > 0) {
+    if (!opts.page && !sample.goal)
+      throw new CompileError(
+        'the result has data but neither the final page nor the goal was given to read it again',
+      );
+    const { node } = await dataNode(
+      'result',
+      data,
+      sample.goal ?? 'the data the task asked for',
+      undefined,
+      opts.page,
+    );
+    nodes.push(node);
+  }
+  return finish({
+    name: sample.name ?? `compiled from sample ${sample.sampleId ?? ''}`.trim(),
+    version: 1,
+    inputs: lifter.inputs,
+    nodes,
+    source: {
+      kind: 'agent',
+      ...(sample.runId ? { runId: sample.runId } : {}),
+      ...(sample.sampleId ? { sampleId: sample.sampleId } : {}),
+      url: startUrl,
+    },
+  });
+}
+
+export interface ExtractSample {
+  url: string;
+  instruction: string;
+  schema?: Record<string, unknown>;
+  /** What the model returned on the page. */
+  data: unknown;
+  status?: string;
+  input?: Record<string, string>;
+  name?: string;
+  runId?: string;
+  sampleId?: string;
+}
+
+/** An extract-mode sample → navigate + extractor (verified on `page`, showing the sample's URL). */
+export async function compileExtractSample(page: Page, sample: ExtractSample): Promise<Workflow> {
+  if (sample.status && sample.status !== 'done')
+    throw new CompileError(
+      `sample ${sample.sampleId ?? ''} did not succeed (status ${sample.status}); only a successful sample compiles`,
+    );
+  if (!sample.data || typeof sample.data !== 'object' || Array.isArray(sample.data))
+    throw new CompileError('the sample has no data object to compile an extraction from');
+  const lifter = new InputLifter(sample.input ?? {});
+  const { node } = await dataNode(
+    'data',
+    sample.data as Record<string, unknown>,
+    sample.instruction,
+    sample.schema,
+    page,
+  );
+  const nodes = [navigateNode('open_page', lifter.url(sample.url), 'open the page'), node];
+  return finish({
+    name: sample.name ?? `extraction: ${sample.instruction.slice(0, 80)}`,
+    version: 1,
+    inputs: lifter.inputs,
+    nodes,
+    source: {
+      kind: 'extract',
+      ...(sample.runId ? { runId: sample.runId } : {}),
+      ...(sample.sampleId ? { sampleId: sample.sampleId } : {}),
+      url: sample.url,
+    },
+  });
+}
+
+/** One act call and what it returned. */
+export interface ActRecord {
+  instruction: string;
+  result: ActResult;
+}
+
+const ACT_METHODS: Record<string, RecordedAction['method']> = {
+  click: 'click',
+  dblclick: 'click',
+  fill: 'fill',
+  type: 'fill',
+  select: 'select',
+  check: 'check',
+  uncheck: 'uncheck',
+  press: 'press',
+};
+
+/** A sequence of acts (each with its instruction) → workflow. Candidates come from each action's durable locator. */
+export function compileActs(
+  acts: readonly ActRecord[],
+  opts: { startUrl: string; input?: Record<string, string>; name?: string },
+): Workflow {
+  if (acts.length === 0) throw new CompileError('no acts to compile');
+  const lifter = new InputLifter(opts.input ?? {});
+  const aliases = new Aliases();
+  const nodes: WorkflowNode[] = [
+    navigateNode(aliases.make('open_start_page'), lifter.url(opts.startUrl), 'open the start page'),
+  ];
+  let urlBefore = opts.startUrl;
+  for (const [n, { instruction, result }] of acts.entries()) {
+    if (!result.success)
+      throw new CompileError(
+        `act ${n + 1} ("${instruction}") did not succeed: ${result.error?.message ?? result.message}; only successful acts compile`,
+      );
+    const element = result.actions.filter((a) => a.method === 'goto' || ACT_METHODS[a.method]);
+    for (const [i, action] of element.entries()) {
+      const last = i === element.length - 1;
+      if (action.method === 'goto') {
+        nodes.push(
+          navigateNode(
+            aliases.make('go_to_page'),
+            lifter.lift(action.args?.[0] ?? ''),
+            action.description ?? 'go to a page',
+          ),
+        );
+        continue;
+      }
+      const method = ACT_METHODS[action.method]!;
+      if (!action.target || !('locator' in action.target))
+        throw new CompileError(
+          `act ${n + 1} ("${instruction}"): its ${action.method} has no element locator to pin`,
+        );
+      const locator = toLocator(action.target.locator);
+      const value =
+        method === 'fill' || method === 'select' || method === 'press' ? (action.args?.[0] ?? '') : undefined;
+      const rec: RecordedAction = {
+        method,
+        role: locator.role,
+        name: locator.name,
+        candidates: candidatesFrom(locator),
+        ...(value !== undefined ? { value } : {}),
+        // The act's own words pin the heal best when the act did one thing.
+        ...(element.length === 1 ? { instruction } : {}),
+        urlBefore,
+        after: {
+          ...(last ? { url: result.url } : {}),
+          ...(method === 'check' || method === 'uncheck' ? { checked: method === 'check' } : {}),
+        },
+      };
+      nodes.push(
+        pinnedNode(
+          aliases.make(`${method}_${locator.name || locator.role || 'element'}`),
+          rec,
+          value !== undefined && method !== 'press' ? lifter.lift(value) : value,
+        ),
+      );
+    }
+    urlBefore = result.url;
+  }
+  return finish({
+    name: opts.name ?? `compiled from ${acts.length} acts`,
+    version: 1,
+    inputs: lifter.inputs,
+    nodes,
+    source: { kind: 'acts', url: opts.startUrl },
+  });
+}
