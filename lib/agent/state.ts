@@ -48,7 +48,10 @@ export const AgentTaskSchema = z
       .object({
         model: z
           .string()
-          .regex(/^(anthropic|openai|google)\/.+$/, 'written "provider/model" with provider anthropic, openai or google'),
+          .regex(
+            /^(anthropic|openai|google)\/.+$/,
+            'written "provider/model" with provider anthropic, openai or google',
+          ),
         /** Screenshot format sent to the model (png default; jpeg is smaller and faster to encode). */
         format: z.enum(['png', 'jpeg']).optional(),
       })

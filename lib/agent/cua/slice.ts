@@ -77,7 +77,8 @@ export async function runCuaSlice(
     return state;
   }
   state.slices += 1;
-  const cua = (state.cua ??= { pending: [], unchanged: 0 });
+  state.cua ??= { pending: [], unchanged: 0 };
+  const cua = state.cua;
   let conversation = cua.conversationKey
     ? await loadJson<Conversation>(deps, cua.conversationKey)
     : undefined;
