@@ -6,6 +6,7 @@
 
 import type { Page } from 'playwright-core';
 import { z } from 'zod';
+import { spentOn } from '../llm/spent.ts';
 import type { Usage } from '../llm/types.ts';
 import { redactText } from '../perception/redact.ts';
 import type { JsonObject } from '../store/ports.ts';
@@ -35,6 +36,15 @@ export function addToUsage(state: AgentState, u: Usage): void {
   state.usage.costUsd += u.costUsd ?? 0;
   state.usage.ms += u.ms;
   state.usage.calls += u.calls;
+}
+
+/** The tokens spent since `before` (a copy of `state.usage`): what one step cost, whatever it called. */
+export function tokensSince(state: AgentState, before: AgentState['usage']): StepRecord['tokens'] {
+  return {
+    prompt: state.usage.promptTokens - before.promptTokens,
+    completion: state.usage.completionTokens - before.completionTokens,
+    cached: state.usage.cachedTokens - before.cachedTokens,
+  };
 }
 
 export async function checkpoint(rt: SliceRuntime, why: string): Promise<void> {
@@ -78,6 +88,8 @@ export async function consolidate(rt: SliceRuntime): Promise<JsonObject> {
     // Consolidation may reshape, never lose: fewer items than collected means keep what was collected.
     return countItems(data) >= countItems(state.data) && Object.keys(data).length > 0 ? data : state.data;
   } catch (err) {
+    const spent = spentOn(err);
+    if (spent) addToUsage(state, spent);
     rt.log({
       level: 'warn',
       msg: 'consolidation call failed; keeping the collected data',

@@ -6,6 +6,7 @@
  */
 
 import { z } from 'zod';
+import { spentOn } from '../llm/spent.ts';
 import { LlmError } from '../llm/types.ts';
 import { redactText } from '../perception/redact.ts';
 import { runCuaSlice } from './cua/slice.ts';
@@ -13,7 +14,7 @@ import type { AgentDeps, AgentLogEvent, SliceOptions } from './deps.ts';
 import { checkDone } from './done-check.ts';
 import { classify, firstLine, isPageGone } from './errors.ts';
 import { ACTION_LOG, keyFor } from './evidence.ts';
-import { addToUsage, checkpoint, consolidate, finish, type SliceRuntime } from './finish.ts';
+import { addToUsage, checkpoint, consolidate, finish, type SliceRuntime, tokensSince } from './finish.ts';
 import { dueForSummary, historyLine, KEEP_AFTER_SUMMARY } from './history.ts';
 import { openPage } from './page-setup.ts';
 import { SUMMARY_SYSTEM } from './prompt.ts';
@@ -70,6 +71,8 @@ async function summarize(rt: SliceRuntime): Promise<void> {
     addToUsage(state, res.usage);
     state.summary = res.value.summary.slice(0, 1500);
   } catch (err) {
+    const spent = spentOn(err);
+    if (spent) addToUsage(state, spent);
     rt.log({ level: 'warn', msg: 'history summary failed; older steps dropped', error: firstLine(err) });
   }
   state.history = state.history.slice(-KEEP_AFTER_SUMMARY);
@@ -164,9 +167,13 @@ export async function runSlice(input: AgentState, deps: AgentDeps, opts: SliceOp
         }
       }
       let outcome: Awaited<ReturnType<typeof runStep>>;
+      const usageBefore = { ...state.usage };
       try {
         outcome = await runStep(rt);
       } catch (err) {
+        // A step that failed still paid for the model replies it got (a wrong shape, a repair).
+        const spent = spentOn(err);
+        if (spent) addToUsage(state, spent);
         if (classify(err) === 'infra') {
           await infra(err);
           if (isPageGone(err)) {
@@ -190,7 +197,7 @@ export async function runSlice(input: AgentState, deps: AgentDeps, opts: SliceOp
           url: state.url,
           signature: '',
           actions: [],
-          tokens: { prompt: 0, completion: 0, cached: 0 },
+          tokens: tokensSince(state, usageBefore),
           observeMs: 0,
           modelMs: 0,
           actMs: 0,

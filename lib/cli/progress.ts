@@ -34,8 +34,19 @@ export class ProgressTally {
     /** Samples already finished before this process started (a resume). */
     readonly skipped = 0,
     now = Date.now(),
+    /**
+     * Tokens come in through `spend` as each model call answers (or fails), so the line moves while
+     * samples work; a finished sample's own count is then not added again.
+     */
+    readonly live = false,
   ) {
     this.startedMs = now;
+  }
+
+  /** A model call's tokens and cost, counted the moment it returns. */
+  spend(u: { promptTokens: number; completionTokens: number; costUsd?: number }): void {
+    this.tokens += u.promptTokens + u.completionTokens;
+    this.costUsd += u.costUsd ?? 0;
   }
 
   start(sampleId: string): void {
@@ -46,6 +57,7 @@ export class ProgressTally {
     this.running.delete(s.sampleId);
     if (ENDED_WELL.has(s.status)) this.done++;
     else this.failed++;
+    if (this.live) return;
     this.tokens += s.tokens;
     this.costUsd += s.costUsd;
   }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { modelFor } from '../api/run-op.ts';
 import { mergePolicy, policyFromEnv } from '../browser/guard-policy.ts';
 import { sharedBrowser } from '../browser/session.ts';
+import { metered } from '../llm/spent.ts';
 import { agentSliceRunner } from '../runs/agent-slice-binding.ts';
 import { runHandlers } from '../runs/handlers.ts';
 import { startLocalRun } from '../runs/local-runner.ts';
@@ -135,7 +136,7 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
   out(
     `run ${input.runId} started: ${samples.length} samples${finished ? `, ${finished} already finished` : ''}`,
   );
-  const tally = new ProgressTally(samples.length, finished);
+  const tally = new ProgressTally(samples.length, finished, Date.now(), true);
   const view = progressView(process.stderr, tally, (s) => out(s));
   const handlers = runHandlers({
     runStore,
@@ -144,7 +145,11 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
     browser: sharedBrowser,
     policy,
     allowAuthFiles: true,
-    llmFor: (model) => modelFor(model ? { model } : {}, { policy }),
+    // Every model call's tokens reach the progress line as it returns, failed ones included.
+    llmFor: async (model) => {
+      const llm = await modelFor(model ? { model } : {}, { policy });
+      return llm && metered(llm, (u) => tally.spend(u));
+    },
     onSliceStart: (id) => tally.start(id),
     onSlice: (e) => {
       if (!e.final) return;

@@ -6,6 +6,7 @@ import { firstJsonObject, restoreAbsent, toWireSchema } from './json-schema.ts';
 import { openAiCall } from './openai.ts';
 import { costOf } from './pricing.ts';
 import { isRetryable, withRetry } from './retry.ts';
+import { spentOn, withSpent } from './spent.ts';
 import { modelFetch } from './transport.ts';
 import {
   addUsage,
@@ -108,29 +109,43 @@ class Client implements LlmClient {
     this.call = callFor(config, guard);
   }
 
-  /** One request with retries; the tokens of every reply received are added to `total`. */
+  /** A reply's token counts as usage, priced when the provider's prices are known. */
+  private usageOf(
+    reply: Pick<Usage, 'promptTokens' | 'completionTokens' | 'cachedTokens'> & { calls?: number },
+  ) {
+    const usage: Usage = {
+      promptTokens: reply.promptTokens,
+      completionTokens: reply.completionTokens,
+      cachedTokens: reply.cachedTokens,
+      model: this.model,
+      ms: 0,
+      calls: reply.calls ?? 1,
+    };
+    // A compatible server's model names say nothing about what it costs (often nothing).
+    const cost = this.config.provider === 'openai-compatible' ? undefined : costOf(this.config.model, usage);
+    if (cost !== undefined) usage.costUsd = cost;
+    return usage;
+  }
+
+  /**
+   * One request with retries; the tokens of every reply received are added to `total`, those of a
+   * reply the adapter then rejected (a refusal) included.
+   */
   private async once(req: StructuredRequest<unknown>, wire: WireSchema, total: { usage: Usage }) {
     const timeoutMs = this.config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     return withRetry(
       async () => {
         try {
           const reply = await this.call(req, wire, req.signal, timeoutMs);
-          const usage: Usage = {
-            promptTokens: reply.promptTokens,
-            completionTokens: reply.completionTokens,
-            cachedTokens: reply.cachedTokens,
-            model: this.model,
-            ms: 0,
-            calls: reply.calls ?? 1,
-          };
-          // A compatible server's model names say nothing about what it costs (often nothing).
-          const cost =
-            this.config.provider === 'openai-compatible' ? undefined : costOf(this.config.model, usage);
-          if (cost !== undefined) usage.costUsd = cost;
-          total.usage = addUsage(total.usage, usage);
+          total.usage = addUsage(total.usage, this.usageOf(reply));
           return reply.text;
         } catch (err) {
-          throw req.signal?.aborted ? abortedError(this.model) : toLlmError(err, this.model);
+          const spent = spentOn(err);
+          if (spent) total.usage = addUsage(total.usage, this.usageOf(spent));
+          const e = req.signal?.aborted ? abortedError(this.model) : toLlmError(err, this.model);
+          // `total` holds it now; generate() puts the whole total on the error it throws.
+          delete e.usage;
+          throw e;
         }
       },
       {
@@ -180,7 +195,8 @@ class Client implements LlmClient {
       }
       return { value: parsed.value, usage: finish(total.usage), model: this.model };
     } catch (err) {
-      const e = toLlmError(err, this.model);
+      // Whatever ends the call, the replies it received are on the error for the caller to count.
+      const e = withSpent(toLlmError(err, this.model), finish(total.usage));
       // Retries are spent by now; only a provider in trouble (not a bad request, a refused key or a
       // caller's cancel) is a reason to try another model.
       if (!this.fallback || !isRetryable(e) || req.signal?.aborted) throw e;
@@ -193,8 +209,13 @@ class Client implements LlmClient {
         status: e.status,
       });
       this.fallbackClient ??= new Client(this.fallback, undefined, this.log);
-      const res = await this.fallbackClient.generate(req);
-      return { ...res, usage: finish(addUsage(total.usage, res.usage)) };
+      try {
+        const res = await this.fallbackClient.generate(req);
+        return { ...res, usage: finish(addUsage(total.usage, res.usage)) };
+      } catch (fallbackErr) {
+        // The fallback's own error says what it spent; the first model's replies are added to it.
+        throw withSpent(toLlmError(fallbackErr, nameOf(this.fallback)), total.usage);
+      }
     }
   }
 }

@@ -10,4 +10,5 @@ export {
 } from './config.ts';
 export { costOf, priceOf } from './pricing.ts';
 export { backoffDelay, isRetryable, parseRetryAfter, withRetry } from './retry.ts';
+export { metered, spentOn, withSpent } from './spent.ts';
 export * from './types.ts';

@@ -7,6 +7,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import { toLlmError } from './errors.ts';
 import { firstJsonObject } from './json-schema.ts';
+import { withSpent } from './spent.ts';
 import { cancelOperatorHeaders, type ModelFetch } from './transport.ts';
 import type { ChatMessage, ModelConfig, ProviderCall, ProviderReply, StructuredRequest } from './types.ts';
 import { LlmError } from './types.ts';
@@ -123,7 +124,17 @@ export function openAiCall(config: ModelConfig, http: ModelFetch, callerUrl = fa
       return reply;
     }
     if (!compatible || looksLikeJson(first.text)) return first;
-    const second = await asText();
+    const second = await asText().catch((err: unknown) => {
+      const { promptTokens, completionTokens, cachedTokens } = first;
+      throw withSpent(toLlmError(err, label), {
+        promptTokens,
+        completionTokens,
+        cachedTokens,
+        model: label,
+        ms: 0,
+        calls: 1,
+      });
+    });
     textOnly.add(key);
     return {
       text: second.text,
@@ -137,11 +148,21 @@ export function openAiCall(config: ModelConfig, http: ModelFetch, callerUrl = fa
 
 function toReply(res: ChatCompletion): ProviderReply {
   const message = res.choices[0]?.message;
-  if (message?.refusal) throw new LlmError('invalid_output', 'the model refused to answer');
-  return {
+  const reply = {
     text: message?.content ?? '',
     promptTokens: res.usage?.prompt_tokens ?? 0,
     completionTokens: res.usage?.completion_tokens ?? 0,
     cachedTokens: res.usage?.prompt_tokens_details?.cached_tokens ?? 0,
   };
+  // A refusal is billed like any answer: its tokens travel on the error.
+  if (message?.refusal)
+    throw withSpent(new LlmError('invalid_output', 'the model refused to answer'), {
+      promptTokens: reply.promptTokens,
+      completionTokens: reply.completionTokens,
+      cachedTokens: reply.cachedTokens,
+      model: res.model,
+      ms: 0,
+      calls: 1,
+    });
+  return reply;
 }

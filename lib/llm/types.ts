@@ -72,6 +72,8 @@ export type LlmErrorKind =
 
 export class LlmError extends Error {
   override name = 'LlmError';
+  /** Tokens of the replies this failed call did receive (a reply in the wrong shape is still billed). */
+  usage?: Usage;
   constructor(
     readonly kind: LlmErrorKind,
     message: string,

@@ -81,10 +81,12 @@ export async function extract<
   const checked = validator.safeParse(withUrls);
   if (!checked.success) {
     const issue = checked.error.issues[0];
-    throw new OpError(
+    const err = new OpError(
       'model',
       `extracted data does not match the schema at ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`,
     );
+    err.usage = usage.total;
+    throw err;
   }
   return {
     data: checked.data as T,

@@ -1,4 +1,5 @@
 import { loadedAndIdle, loadedAndIdleNow, QUIET_MS, settle } from '../browser/settle.ts';
+import { spentOn } from '../llm/spent.ts';
 import {
   addUsage,
   type ChatMessage,
@@ -140,7 +141,16 @@ export async function ask<T>(
   usage: { total: Usage },
   signal?: AbortSignal,
 ): Promise<StructuredResult<T>> {
-  const res = await llm.generate(signal ? { ...req, signal } : req);
+  let res: StructuredResult<T>;
+  try {
+    res = await llm.generate(signal ? { ...req, signal } : req);
+  } catch (err) {
+    // A failed call's replies are billed too: the op's total so far goes out with its error.
+    const spent = spentOn(err);
+    if (spent) usage.total = addUsage(usage.total, spent);
+    if (err instanceof Error) (err as { usage?: Usage }).usage = usage.total;
+    throw err;
+  }
   usage.total = addUsage(usage.total, res.usage);
   return res;
 }

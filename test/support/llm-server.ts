@@ -54,6 +54,11 @@ export interface ScriptedModel {
   /** For `new Anthropic({ baseURL })`. */
   anthropicBaseURL: string;
   requests: RecordedRequest[];
+  /**
+   * The tokens this server billed in its chat-completions and messages replies (what a provider
+   * would charge): the figure a client's own usage accounting must match.
+   */
+  served: { promptTokens: number; completionTokens: number; replies: number };
   push(...replies: ScriptedReply[]): void;
   /** `undefined` clears it. */
   setHandler(fn: ReplyFn | undefined): void;
@@ -229,6 +234,12 @@ export async function startScriptedModel(
   // System prompts sent with cache_control before: a repeat is a cache read, as on the real API
   // (which also wants ≥1024 tokens and a 5-minute window; tests keep prompts short).
   const cachedSystems = new Set<string>();
+  const served = { promptTokens: 0, completionTokens: 0, replies: 0 };
+  const bill = (promptTokens: number, completionTokens: number) => {
+    served.promptTokens += promptTokens;
+    served.completionTokens += completionTokens;
+    served.replies += 1;
+  };
 
   const send = (
     res: http.ServerResponse,
@@ -268,7 +279,11 @@ export async function startScriptedModel(
     if (r.provider === 'openai') {
       const content =
         'json' in reply ? JSON.stringify(reply.json) : 'text' in reply ? reply.text : reply.malformed;
-      return send(res, 200, openAiBody(r.model, promptTokens, content));
+      const body = openAiBody(r.model, promptTokens, content);
+      const usage = body.usage as { prompt_tokens: number; completion_tokens: number };
+      // A reply the client gave up on (its timeout) is never received, so never billed here.
+      if (!res.destroyed) bill(usage.prompt_tokens, usage.completion_tokens);
+      return send(res, 200, body);
     }
     const system = r.body.system;
     const cacheable = Array.isArray(system) && system.some((b) => isObj(b) && isObj(b.cache_control));
@@ -286,7 +301,9 @@ export async function startScriptedModel(
       }
       out = isObj(parsed) ? { input: parsed } : { text: reply.malformed };
     }
-    return send(res, 200, anthropicBody(r, promptTokens, cached, out));
+    const body = anthropicBody(r, promptTokens, cached, out);
+    if (!res.destroyed) bill(promptTokens, (body.usage as { output_tokens: number }).output_tokens);
+    return send(res, 200, body);
   }
 
   const server = http.createServer((req, res) => {
@@ -344,6 +361,7 @@ export async function startScriptedModel(
     openaiBaseURL: `${url}/v1`,
     anthropicBaseURL: url,
     requests,
+    served,
     push: (...replies) => {
       queue.push(...replies);
     },
