@@ -117,7 +117,7 @@ describe('CDP filter: commands', () => {
       ]) {
         // The browser goes where the guard looked: the parsed URL replaces what the client sent.
         expect(verdict, url).toMatchObject({ kind: 'forward', urls: ['http://10.0.0.1/'] });
-        expect((verdict as { params: { url: string } }).params.url, url).toBe('http://10.0.0.1/');
+        expect((verdict as { params?: Record<string, unknown> }).params?.url, url).toBe('http://10.0.0.1/');
       }
   });
 
