@@ -2,9 +2,12 @@
  * bench:fanout — a run that discovers its samples and fans out over them, end to end on this machine:
  * a generated paginated listing (50 links a page, numbered pager + Next) on an in-bench loopback
  * server, the Discover state reading it with real Chromium, then the inline Map over every found URL
- * with a one-step extract task against an instant scripted model (real OpenAI client), local-file
- * stores, the real local state machine. Prints URLs/s discovered, pages/min processed, peak RSS
- * (Node + Chromium), and a paper model of the same run on AWS at 1,000 concurrent Lambdas.
+ * with a one-step extract task (`mode: "extract"`) against an instant scripted model (real OpenAI
+ * client), local-file stores, the real local state machine. Prints its ok count first (every URL of
+ * the listing found, every sample done with the product's name; else it exits 1 with no figures),
+ * then URLs/s discovered, pages/min processed, peak RSS (Node + Chromium), tokens tracked by the run
+ * against those the model server billed, and a paper model of the same run on AWS at 1,000
+ * concurrent Lambdas.
  *
  *   npm run bench:fanout                     (2,500 URLs: 50 listing pages × 50 links, concurrency 6)
  *   npm run bench:fanout -- --urls 200       (a smaller run)
@@ -25,6 +28,7 @@ import { startScriptedModel } from '../support/llm-server.ts';
 import { modelConfig } from '../support/ops-env.ts';
 import { finishWith, headingIn, tempStores } from '../support/runs-env.ts';
 import { AWS, sampleCostLines } from './lib/aws-cost.ts';
+import { BenchOutcome } from './lib/outcome.ts';
 import { productPage } from './lib/product-page.ts';
 import { percentile, round, table } from './lib/report.ts';
 import { treeRssBytes } from './lib/rss.ts';
@@ -70,12 +74,16 @@ async function main() {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const llm = await startScriptedModel({ handler: (req) => finishWith({ name: headingIn(req) ?? null }) });
+  const llm = await startScriptedModel({
+    handler: (req) => finishWith({ name: headingIn(req) ?? null }, req),
+  });
   const browser = await launchBrowser();
   const client = createLlmClient(modelConfig(llm, 'openai'));
   const stores = await tempStores('bfn-bench-fanout-');
   const spec = parseTaskSpec({
     goal: 'the product name',
+    // One read of each page: what this bench measures. (No mode means the step-by-step agent.)
+    mode: 'extract',
     outputSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
     requiredFields: ['name'],
     concurrency: CONCURRENCY,
@@ -119,6 +127,31 @@ async function main() {
   if (!discovery) throw new Error('the Discover state did not run');
   const fanoutMs = end - fanoutStart;
   const results = await stores.runStore.listResults('bench', input.runId);
+  const outcome = new BenchOutcome('bench:fanout', 'samples');
+  outcome.record(discovery.urls === URLS, `discovery found ${discovery.urls} of the listing's ${URLS} URLs`);
+  // Each sample must have read its own page's heading (the product number is in its URL).
+  const urlOf = new Map(
+    (await stores.runStore.listSamples('bench', input.runId)).map((s) => [s.sampleId, s.url]),
+  );
+  for (const r of results) {
+    const name = String((r.data as { name?: unknown } | null)?.name ?? '');
+    const n = /\/p\/(\d+)\.html/.exec(urlOf.get(r.sampleId) ?? '')?.[1];
+    outcome.record(
+      r.status === 'done' && n !== undefined && name.startsWith(`Product ${n} `),
+      `${r.sampleId}: ${r.status} ${JSON.stringify(r.data)} (${r.reason})`,
+    );
+  }
+  const tracked = results.reduce(
+    (n, r) => n + Number(r.usage.promptTokens ?? 0) + Number(r.usage.completionTokens ?? 0),
+    0,
+  );
+  const served = llm.served.promptTokens + llm.served.completionTokens;
+  outcome.record(tracked === served, `tokens tracked ${tracked} ≠ tokens the model server billed ${served}`);
+  await outcome.gate(async () => {
+    await browser.close();
+    await llm.close();
+    server.close();
+  });
   const ok = results.filter((r) => r.status === 'done').length;
   const sampleMs = results.map((r) => Number(r.usage.ms ?? 0));
   const p50 = percentile(sampleMs, 50);
@@ -150,6 +183,7 @@ async function main() {
       ],
     ]),
   );
+  console.log(`tokens: tracked by the run ${tracked}, billed by the model server ${served}`);
   console.log(paperModel(discovery, p50));
   await browser.close();
   await closeGuardProxies();
