@@ -8,7 +8,7 @@ import { modelFor } from '../api/run-op.ts';
 import { assertNavigable } from '../browser/guard.ts';
 import { closeSharedBrowser, openSession } from '../browser/session.ts';
 import { noChatModel } from '../llm/computer-use/index.ts';
-import { noModelError } from '../llm/config.ts';
+import { forCommandLine, noModelError } from '../llm/config.ts';
 import { LocalEvidenceStore } from '../store/local-evidence-store.ts';
 import { LocalRunStore } from '../store/local-run-store.ts';
 import { intFlag, parse, UsageError } from './args.ts';
@@ -111,7 +111,8 @@ export async function agentCommand(argv: string[], out: (s: string) => void): Pr
   const llm = flags.cua
     ? undefined
     : await modelFor(typeof flags.model === 'string' ? { model: flags.model } : {}, { policy });
-  if (!llm && !flags.cua) throw new Error(`the agent needs a model. ${noModelError().message}`);
+  if (!llm && !flags.cua)
+    throw new Error(`the agent needs a model. ${forCommandLine(noModelError().message)}`);
   const root = resolve(typeof flags.out === 'string' ? flags.out : 'evidence');
   const evidence = new LocalEvidenceStore(root);
   const deps: AgentDeps = {

@@ -1,3 +1,4 @@
+import { forCommandLine } from '../llm/config.ts';
 import { intFlag, parse, UsageError } from './args.ts';
 import { REPORT_USAGE, RUN_USAGE, VERIFY_USAGE } from './run-usage.ts';
 import { SNAPSHOT_USAGE, snapshotCommand } from './snapshot.ts';
@@ -112,6 +113,16 @@ const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string; abo
       'Re-hashes every evidence file of a run against its hash-chained manifest; names the first entry that\n' +
       'no longer matches (edited, removed, reordered, added). Exit 1 when the evidence does not verify.',
   },
+  judge: {
+    run: async () => (await import('./judge.ts')).judgeCommand,
+    usage: 'browserfn judge <run-id> [--sample ID] [--model M] [--out DIR]',
+    about:
+      "Rules on each finished sample of a run from its evidence alone (the task's key points, the action log,\n" +
+      'the data, the screenshots): pass, fail or uncertain, with the first failing step and any CAPTCHA or login\n' +
+      'wall; verdicts go into the evidence, combined.csv and the report. Exit 1 unless every sample passes.\n' +
+      '  --sample ID   judge this sample only\n' +
+      '  --model M     the judge model (default BROWSERFN_MODEL; without one, rules decide what they can)',
+  },
   agent: {
     run: async () => (await import('./agent.ts')).agentCommand,
     usage:
@@ -164,7 +175,7 @@ export async function main(argv: string[]): Promise<number> {
     const e = err as Error;
     // One line: what was wrong, and where the usage is.
     const usage = e instanceof UsageError && command ? ` (usage: browserfn ${name} --help)` : '';
-    process.stderr.write(`browserfn: ${e.message.split('\n')[0]}${usage}\n`);
+    process.stderr.write(`browserfn: ${forCommandLine(e.message.split('\n')[0] ?? '')}${usage}\n`);
     return e instanceof UsageError ? 2 : 1;
   }
 }

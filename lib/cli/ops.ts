@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modelFor, noting } from '../api/run-op.ts';
 import { closeSharedBrowser } from '../browser/session.ts';
+import { forCommandLine } from '../llm/config.ts';
 import { act } from '../ops/act.ts';
 import { ActionCache } from '../ops/cache.ts';
 import { extract } from '../ops/extract.ts';
@@ -80,7 +81,10 @@ export async function actCommand(argv: string[], out: (s: string) => void): Prom
   const page = pageArg(positionals[0]);
   const instruction = positionals[1];
   if (!instruction?.trim()) throw new UsageError('missing "<instruction>"');
-  const result = await withContext(page, flags, (ctx) => act(ctx, instruction));
+  const acted = await withContext(page, flags, (ctx) => act(ctx, instruction));
+  const result = acted.error
+    ? { ...acted, error: { ...acted.error, message: forCommandLine(acted.error.message) } }
+    : acted;
   out(JSON.stringify(result, null, 2));
   // The JSON is for programs; a failure also gets its one line for the person at the terminal.
   if (!result.success)

@@ -35,5 +35,8 @@ export function pageArg(value: string | undefined, what = 'url'): PageArg {
     const file = pathToFileURL(resolve(value)).toString();
     return { url: file, file };
   }
+  // Written like a path (./x, ../x, /x, x.html): the person meant a file that is not there.
+  if (/^\.{0,2}[\\/]|\.x?html?$/i.test(value))
+    throw new UsageError(`<${what}>: the file ${resolve(value)} does not exist`);
   throw new UsageError(`<${what}> must be an http(s) URL or a local file, got "${value}"`);
 }

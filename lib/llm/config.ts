@@ -121,6 +121,15 @@ export function resolveFallbackConfig(env: Env = process.env): ModelConfig | und
   return name ? resolveModelConfig({ model: name }, env) : undefined;
 }
 
+/** How a caller names a model where it calls from: the API's request field, the CLI's flag. */
+export const MODEL_HINT = {
+  api: 'Or pass "model" with the request.',
+  cli: 'Or pass --model provider/model on the command line.',
+} as const;
+
+/** A no-model message as the command line should say it (its flag, not the API's field). */
+export const forCommandLine = (message: string): string => message.replaceAll(MODEL_HINT.api, MODEL_HINT.cli);
+
 export function noModelError(): LlmError {
   return new LlmError(
     'no_model',
@@ -129,6 +138,6 @@ export function noModelError(): LlmError {
       `BROWSERFN_MODEL=anthropic/${DEFAULT_ANTHROPIC_MODEL} with ANTHROPIC_API_KEY (setting only OPENAI_API_KEY ` +
       'or ANTHROPIC_API_KEY also works). For a local or other OpenAI-compatible server: ' +
       'BROWSERFN_MODEL=openai-compatible/<model> and BROWSERFN_MODEL_BASE_URL=http://host:port/v1 ' +
-      '(BROWSERFN_MODEL_API_KEY if it wants one). Or pass "model" with the request.',
+      `(BROWSERFN_MODEL_API_KEY if it wants one). ${MODEL_HINT.api}`,
   );
 }
