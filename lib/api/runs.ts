@@ -16,10 +16,10 @@ import {
 } from '../runs/run-records.ts';
 import { type Sample, SamplesError, samplesFromCsv, samplesFromList } from '../runs/samples.ts';
 import { DEFAULT_RUN_CONCURRENCY, parseTaskSpec, SpecError, type TaskSpec } from '../runs/task-spec.ts';
+import { evidenceHeaders } from '../store/evidence-headers.ts';
 import { runEvidencePrefix } from '../store/keys.ts';
 import { idProblem, parseEvidencePath } from '../store/names.ts';
 import type { EvidenceStore, RunStore } from '../store/ports.ts';
-import { evidenceHeaders } from './evidence-headers.ts';
 
 export interface RunsApiDeps {
   runStore: RunStore;

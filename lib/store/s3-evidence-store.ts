@@ -14,6 +14,7 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { evidenceHeaders } from './evidence-headers.ts';
 import { checkEvidenceKey } from './local-evidence-store.ts';
 import type { EvidenceObject, EvidenceStore } from './ports.ts';
 
@@ -98,7 +99,14 @@ export class S3EvidenceStore implements EvidenceStore {
   link(key: string, expiresInSeconds: number): Promise<string> {
     return getSignedUrl(
       this.client,
-      new GetObjectCommand({ Bucket: this.bucket, Key: this.objectKey(key) }),
+      // The bucket answers a presigned GET with the headers signed here: the same attachment rule
+      // as the API's own evidence route (S3 cannot add nosniff or a CSP, so HTML never renders inline).
+      new GetObjectCommand({
+        Bucket: this.bucket,
+        Key: this.objectKey(key),
+        ResponseContentType: evidenceHeaders(key)['content-type'],
+        ResponseContentDisposition: evidenceHeaders(key)['content-disposition'],
+      }),
       { expiresIn: expiresInSeconds },
     );
   }
