@@ -10,6 +10,7 @@ import { limitBody } from './body-limit.ts';
 import { DEMO_PATH, demoPage } from './demo.ts';
 import { toErrorResponse } from './errors.ts';
 import { type Doing, type OpDeps, withPage } from './run-op.ts';
+import { registerJudgeRoute } from './judge-route.ts';
 import { type RunsApiDeps, registerRunRoutes } from './runs.ts';
 import {
   ActRequest,
@@ -345,7 +346,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
       return c.json(result as never, 200);
     },
   );
-  if (deps.runs) registerRunRoutes(app, deps.runs);
+  if (deps.runs) {
+    registerRunRoutes(app, deps.runs);
+    registerJudgeRoute(app, deps.runs, deps);
+  }
   registerAgentRoute(app, deps);
   return app;
 }
