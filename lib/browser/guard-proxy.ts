@@ -53,6 +53,11 @@ const HOP_BY_HOP = [
   'upgrade',
 ];
 
+/** Methods a browser sends without a body, safe to send again when a stale connection failed them. */
+const REPLAYABLE = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** How a request fails on a kept-alive connection the other side had just closed. */
+const STALE_SOCKET = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+
 /**
  * A forward proxy that every request of a guarded context goes through, redirect hops included:
  * it resolves the host itself, checks every address against the guard, and connects to the
@@ -69,6 +74,8 @@ export async function startGuardProxy(
   const upstreams = new Set<{ destroy(): unknown }>();
   // Our own pool, so closing the proxy also closes the idle keep-alive connections it made.
   const agent = new http.Agent({ keepAlive: true });
+  // Connections used once and closed: for requests with a body (see `replayable` below).
+  const oneShot = new http.Agent({ keepAlive: false });
 
   /** Checks the URL and returns the address to connect to, or records why not. */
   const admit = async (url: string, kind: string): Promise<{ ip: string } | { message: string }> => {
@@ -112,34 +119,54 @@ export async function startGuardProxy(
     const u = new URL(target);
     const headers = { ...req.headers };
     for (const h of HOP_BY_HOP) delete headers[h];
-    const upstream = http.request(
-      {
-        host: ok.ip,
-        port: u.port || 80,
-        method: req.method,
-        path: `${u.pathname}${u.search}`,
-        headers: { ...headers, host: u.host },
-        setHost: false,
-        agent,
-      },
-      (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
-      },
-    );
-    upstreams.add(upstream);
-    upstream.on('close', () => upstreams.delete(upstream));
+    // A request with a body is streamed through once, so it cannot be sent again: it gets a
+    // connection of its own, never an idle one the destination may be closing.
+    const replayable =
+      REPLAYABLE.has(req.method ?? '') &&
+      req.headers['content-length'] === undefined &&
+      req.headers['transfer-encoding'] === undefined;
+    let current: http.ClientRequest | undefined;
     // A page closed (or a context torn down) before the destination answered: without this the
     // request to a server that never answers stays open for the life of the process.
     res.on('close', () => {
-      if (!res.writableFinished) upstream.destroy();
+      if (!res.writableFinished) current?.destroy();
     });
-    upstream.on('error', (err) => {
-      if (res.destroyed) return;
-      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
-      res.end(`browserfn guard proxy: ${err.message}`);
-    });
-    req.pipe(upstream);
+    const send = (retry: boolean) => {
+      const upstream = http.request(
+        {
+          host: ok.ip,
+          port: u.port || 80,
+          method: req.method,
+          path: `${u.pathname}${u.search}`,
+          headers: { ...headers, host: u.host },
+          setHost: false,
+          agent: replayable ? agent : oneShot,
+        },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
+      current = upstream;
+      upstreams.add(upstream);
+      upstream.on('close', () => upstreams.delete(upstream));
+      upstream.on('error', (err: NodeJS.ErrnoException) => {
+        if (res.destroyed) return;
+        // A kept-alive connection the destination closed while it sat idle fails the request that
+        // picked it up (ECONNRESET, EPIPE). Under load that race is common; the site was never
+        // unreachable, so the request is sent again, once, on a new connection.
+        if (retry && upstream.reusedSocket && !res.headersSent && STALE_SOCKET.has(err.code ?? '')) {
+          upstreams.delete(upstream);
+          send(false);
+          return;
+        }
+        if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
+        res.end(`browserfn guard proxy: ${err.message}`);
+      });
+      if (replayable) upstream.end();
+      else req.pipe(upstream);
+    };
+    send(replayable);
   });
 
   server.on('connect', async (req: http.IncomingMessage, client: Duplex, head: Buffer) => {
@@ -191,6 +218,7 @@ export async function startGuardProxy(
       for (const s of sockets) s.destroy();
       for (const u of upstreams) u.destroy();
       agent.destroy();
+      oneShot.destroy();
       await new Promise<void>((r) => server.close(() => r()));
     },
   };
