@@ -38,7 +38,7 @@ try {
   const planted = Array.from({ length: RUNS }, (_, i) => plannedSample(i));
   for (const p of planted) await plantSample(stores, page, 'bench', 'planted', p);
   llm.setHandler((req) => {
-    const p = planted.find((s) => req.text.includes(s.product));
+    const p = planted.find((s) => req.text.includes(`/p/${s.sampleId}`));
     return p
       ? { json: truthfulReply(p, openPointsIn(req.text)) }
       : { status: 500, body: { error: { message: 'unknown sample' } } };

@@ -1,6 +1,10 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../lib/api/app.ts';
+import { localRunsApi } from '../../lib/api/runs-local.ts';
 import { JUDGE_FILE, judgeStoredSample, judgeTaskFromSpec } from '../../lib/judge/index.ts';
+import { createRun } from '../../lib/runs/run-records.ts';
+import { parseTaskSpec } from '../../lib/runs/task-spec.ts';
 import { sampleEvidenceKey } from '../../lib/store/keys.ts';
 import { openPage, startBrowser } from '../support/browser.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
@@ -13,6 +17,7 @@ import {
   truthfulReply,
 } from '../support/planted-runs.ts';
 import { tempStores } from '../support/runs-env.ts';
+import { serveOnLoopback } from '../support/serve.ts';
 
 const TENANT = 'acme';
 const RUN = 'judged';
@@ -32,7 +37,7 @@ describe('the judge rules on finished samples from their evidence', () => {
     stores = await tempStores('bfn-judge-');
     llm = await startScriptedModel({
       handler: (req) => {
-        const p = [...planted.values()].find((s) => req.text.includes(s.product));
+        const p = [...planted.values()].find((s) => req.text.includes(`/p/${s.sampleId}`));
         if (!p) return { status: 500, body: { error: { message: 'no planted sample in this prompt' } } };
         return { json: truthfulReply(p, openPointsIn(req.text)) };
       },
@@ -127,5 +132,62 @@ describe('the judge rules on finished samples from their evidence', () => {
     );
     expect(verdict.verdict).toBe('fail');
     expect(verdict.blockedBy).toBe('captcha');
+  });
+
+  it('POST /v1/runs/{id}/judge rules on the key’s run, and nobody else’s', async () => {
+    const spec = parseTaskSpec({ goal: picks[0]!.goal, requiredFields: ['price'] });
+    const input = await createRun(stores.runStore, stores.evidence, {
+      tenant: 'tenant-a',
+      spec,
+      samples: picks
+        .slice(0, 2)
+        .map((p) => ({ sampleId: p.sampleId, url: `https://shop.test/${p.sampleId}`, input: {} })),
+    });
+    for (const p of picks.slice(0, 2)) await plantSample(stores, page, 'tenant-a', input.runId, p);
+    const app = createApp({
+      keys: new Map([
+        ['key-a', 'tenant-a'],
+        ['key-b', 'tenant-b'],
+      ]),
+      policy: { allowPrivate: false, allowHosts: [] },
+      env: {
+        OPENAI_API_KEY: 'sk-judge',
+        OPENAI_BASE_URL: llm.openaiBaseURL,
+        BROWSERFN_MODEL: 'openai/gpt-4.1-mini',
+      },
+      runs: localRunsApi({
+        runStore: stores.runStore,
+        evidence: stores.evidence,
+        browser: async () => browser,
+        policy: { allowPrivate: false, allowHosts: [] },
+      }),
+    });
+    const { server, base } = await serveOnLoopback(app.fetch);
+    const judge = (runId: string, body: unknown, key = 'key-a') =>
+      fetch(`${base}/v1/runs/${runId}/judge`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify(body),
+      });
+    try {
+      const res = await judge(input.runId, {});
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as {
+        counts: Record<string, number>;
+        samples: { sampleId: string; verdict: string }[];
+      };
+      expect(body.counts).toEqual({ pass: 1, fail: 1 });
+      expect(Object.fromEntries(body.samples.map((x) => [x.sampleId, x.verdict]))).toEqual({
+        [picks[0]!.sampleId]: 'pass',
+        [picks[1]!.sampleId]: 'fail',
+      });
+      expect((await judge(input.runId, {}, 'key-b')).status).toBe(404);
+      expect((await judge(input.runId, { sampleId: 'nope' })).status).toBe(404);
+      const bad = await judge(input.runId, { sampleId: '../x' });
+      expect(bad.status).toBe(400);
+      expect(JSON.stringify(await bad.json())).toContain('sampleId');
+    } finally {
+      server.close();
+    }
   });
 });
