@@ -9,8 +9,8 @@ import { assertKeyRing, type KeyRing, tenantFor } from './auth.ts';
 import { limitBody } from './body-limit.ts';
 import { DEMO_PATH, demoPage } from './demo.ts';
 import { toErrorResponse } from './errors.ts';
-import { type Doing, type OpDeps, withPage } from './run-op.ts';
 import { registerJudgeRoute } from './judge-route.ts';
+import { type Doing, type OpDeps, withPage } from './run-op.ts';
 import { type RunsApiDeps, registerRunRoutes } from './runs.ts';
 import {
   ActRequest,
@@ -41,6 +41,8 @@ export interface AppDeps extends OpDeps, Pick<AgentRouteDeps, 'agentStores'> {
    * server instance shares: the per-key limit that holds across Lambda instances too.
    */
   callRate?: CallRate | undefined;
+  /** Run status, results, report and evidence reads one key may have in progress (default 8). */
+  maxReadsPerTenant?: number;
 }
 
 /** The calls that open a page and hold it until they answer. */
@@ -271,6 +273,44 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
           leave();
         });
       } else leave();
+    }
+  });
+  // Run reads (status, results, report, evidence) load the stores and the disk: they count against
+  // the key's limits too, in a gate of their own so polling a run never blocks the key's page calls.
+  const reads = new TenantGate(deps.maxReadsPerTenant ?? DEFAULT_CALLS_PER_TENANT);
+  app.use('/v1/runs/*', async (c, next) => {
+    if (c.req.method !== 'GET' && c.req.method !== 'HEAD') return next();
+    const tenant = c.get('tenant');
+    const leave = reads.enter(tenant);
+    if (!leave)
+      return c.json(
+        {
+          error: {
+            kind: 'limit',
+            message: `this API key already has ${reads.perTenant} run read${reads.perTenant === 1 ? '' : 's'} in progress, the most one key may have at once (BROWSERFN_MAX_READS_PER_KEY); send this one again when one of them has answered`,
+            retryable: true,
+          },
+        },
+        429,
+        { 'retry-after': '1' },
+      );
+    try {
+      const waitS = deps.callRate ? await callRateWait(deps.callRate, tenant, deps.log) : undefined;
+      if (waitS !== undefined)
+        return c.json(
+          {
+            error: {
+              kind: 'limit',
+              message: `this API key has started its ${deps.callRate!.limit.ratePerSecond} calls per second (BROWSERFN_CALLS_PER_SECOND_PER_KEY); send this one again in ${waitS} s`,
+              retryable: true,
+            },
+          },
+          429,
+          { 'retry-after': String(waitS) },
+        );
+      await next();
+    } finally {
+      leave();
     }
   });
   app.onError((err, c) => {

@@ -42,12 +42,23 @@ export function localRunsApi(o: LocalRunsOptions): RunsApiDeps {
       const execution = startLocalRun(input, handlers);
       execution.result.catch(async (err: Error) => {
         o.log?.({ level: 'warn', msg: 'run failed', runId: input.runId, error: err.message });
-        await o.runStore
-          .updateRun(input.tenant, input.runId, {
-            status: 'failed',
-            reason: err.message.split('\n')[0] ?? 'failed',
-          })
-          .catch(() => undefined);
+        const reason = err.message.split('\n')[0] ?? 'failed';
+        // The failure may be the store itself (out of file handles, disk full): try again for a while
+        // before giving up, so the run does not read as running forever. Status reads settle the rest.
+        for (let attempt = 0; attempt < 6; attempt++) {
+          try {
+            await o.runStore.updateRun(input.tenant, input.runId, { status: 'failed', reason });
+            return;
+          } catch (writeErr) {
+            o.log?.({
+              level: 'warn',
+              msg: 'could not mark the run failed',
+              runId: input.runId,
+              error: String(writeErr),
+            });
+            await new Promise((r) => setTimeout(r, 250 * 2 ** attempt));
+          }
+        }
       });
     },
     isActive: async (tenant, runId) => isLocalRunActive(tenant, runId),

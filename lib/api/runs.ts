@@ -6,6 +6,7 @@
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import { combinedCsv, totalsOf } from '../runs/merge.ts';
+import { totalsFromProgress } from '../runs/progress-totals.ts';
 import { buildReport, REPORT_CSP } from '../runs/report.ts';
 import {
   createRun,
@@ -35,7 +36,7 @@ export interface RunsApiDeps {
    * What one key may ask of this deployment (the Node server, where every run shares one machine):
    * runs in progress at once (a further start or resume is a 429), and samples at once per run.
    */
-  limits?: { runsPerTenant: number; concurrency: number };
+  limits?: { runsPerTenant: number; concurrency: number; samplesPerRun?: number };
   /** The key's runs in progress here, for `limits.runsPerTenant`. */
   activeRuns?(tenant: string): Promise<number>;
 }
@@ -81,6 +82,9 @@ async function reserveRun(
 }
 
 type Env = { Variables: { tenant: string } };
+
+/** How long after its last status write a running run is not yet checked against its execution. */
+const LAUNCH_GRACE_MS = 15_000;
 
 /**
  * A launch that did not start: `conflict` when an execution of the run already runs (409),
@@ -212,6 +216,23 @@ export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
     if (problem) return invalid(c, problem, 'id');
     await next();
   };
+  /**
+   * The run, with a run that says it is running but whose execution has ended (its last status write
+   * failed, or the server restarted under it) marked failed with that reason, so it never reads as
+   * running forever. A run just launched gets a grace period: its execution may not be listed yet.
+   */
+  const settled = async (tenant: string, runId: string) => {
+    const run = await runStore.getRun(tenant, runId);
+    if (!run || (run.status !== 'running' && run.status !== 'merging') || !deps.isActive) return run;
+    if (Date.now() - Date.parse(run.updatedAt) < LAUNCH_GRACE_MS) return run;
+    if (await deps.isActive(tenant, runId)) return run;
+    const again = await runStore.getRun(tenant, runId);
+    if (!again || (again.status !== 'running' && again.status !== 'merging')) return again;
+    const reason =
+      'the run stopped without recording how it ended (a store write failed, or the server restarted); resume it to go on';
+    await runStore.updateRun(tenant, runId, { status: 'failed', reason });
+    return { ...again, status: 'failed' as const, reason };
+  };
   app.use('/v1/runs/:id', checkRunId);
   app.use('/v1/runs/:id/*', checkRunId);
 
@@ -234,6 +255,15 @@ export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
       if (err instanceof SpecError) return invalid(c, err.message, err.issues[0]?.path ?? 'spec');
       if (err instanceof SamplesError) return invalid(c, err.message, 'samples');
       throw err;
+    }
+    const cap = deps.limits?.samplesPerRun;
+    if (cap && !('prompt' in start) && start.samples.length > cap) {
+      const path = parsed.data.csv !== undefined ? 'csv' : 'samples';
+      return invalid(
+        c,
+        `${path}: at most ${cap} samples per run on this server (BROWSERFN_RUN_MAX_SAMPLES), got ${start.samples.length}; split them over several runs`,
+        path,
+      );
     }
     const most = deps.limits?.concurrency;
     const asked = 'prompt' in start ? parsed.data.concurrency : start.spec.concurrency;
@@ -275,12 +305,15 @@ export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
   app.get('/v1/runs/:id', async (c) => {
     const tenant = c.get('tenant');
     const runId = c.req.param('id');
-    const run = await runStore.getRun(tenant, runId);
+    const run = await settled(tenant, runId);
     if (!run) return notFound(c, runId);
-    const [samples, results] = await Promise.all([
-      runStore.listSamples(tenant, runId),
-      runStore.listResults(tenant, runId),
-    ]);
+    // The kept counts when the store has them: one small read, however large the run.
+    const progress = await runStore.runProgress?.(tenant, runId);
+    const totals = progress
+      ? totalsFromProgress(run, progress)
+      : await Promise.all([runStore.listSamples(tenant, runId), runStore.listResults(tenant, runId)]).then(
+          ([samples, results]) => totalsOf(run, samples, results),
+        );
     return c.json({
       runId,
       status: run.status,
@@ -288,7 +321,7 @@ export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
       updatedAt: run.updatedAt,
       ...(run.reason ? { reason: run.reason } : {}),
       ...(run.manifestHead ? { manifestHead: run.manifestHead } : {}),
-      totals: totalsOf(run, samples, results),
+      totals,
     });
   });
 

@@ -17,6 +17,12 @@ import { callRateFromEnv } from './tenant-gate.ts';
 /** Runs one key may have in progress on this server, and samples at once per run (defaults). */
 const DEFAULT_RUNS_PER_KEY = 3;
 const DEFAULT_RUN_CONCURRENCY = 8;
+/**
+ * Samples one run may have on this shared server: each is a file pair on this disk and a line of the
+ * merge, so one key's huge run cannot take the disk and memory every tenant needs. Bigger runs belong
+ * on AWS (Distributed Map) or split over several runs.
+ */
+const DEFAULT_SAMPLES_PER_RUN = 2000;
 const isLoopbackHost = (host: string) => host === 'localhost' || host === '::1' || host.startsWith('127.');
 const positive = (v: string | undefined) => (Number(v) > 0 ? Math.floor(Number(v)) : undefined);
 
@@ -85,6 +91,7 @@ export async function startServer(options: ServeOptions = {}) {
     limits: {
       runsPerTenant: positive(env.BROWSERFN_MAX_RUNS_PER_KEY) ?? DEFAULT_RUNS_PER_KEY,
       concurrency: positive(env.BROWSERFN_RUN_MAX_CONCURRENCY) ?? DEFAULT_RUN_CONCURRENCY,
+      samplesPerRun: positive(env.BROWSERFN_RUN_MAX_SAMPLES) ?? DEFAULT_SAMPLES_PER_RUN,
     },
   });
   const app = createApp({
@@ -101,6 +108,9 @@ export async function startServer(options: ServeOptions = {}) {
       ? { maxCallsPerTenant: positive(env.BROWSERFN_MAX_CALLS_PER_KEY)! }
       : {}),
     ...(callRate ? { callRate } : {}),
+    ...(positive(env.BROWSERFN_MAX_READS_PER_KEY)
+      ? { maxReadsPerTenant: positive(env.BROWSERFN_MAX_READS_PER_KEY)! }
+      : {}),
   });
   // Warm the browser while the first caller is still typing.
   void browser().catch((err) => print(`browser failed to start: ${(err as Error).message}`));

@@ -6,6 +6,26 @@
 import { randomUUID } from 'node:crypto';
 import { link, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import pLimit from 'p-limit';
+
+/**
+ * Files the local stores keep open at once, for the whole process. Without a bound, one read of a
+ * 10,000-sample run opened 10,000 files together and the server ran out of descriptors (EMFILE) for
+ * every tenant. Each slot covers one open-use-close, never a wait for another slot, so nesting (a
+ * read inside a lock) cannot deadlock.
+ */
+export const MAX_OPEN_STORE_FILES = 64;
+const fileSlots = pLimit(MAX_OPEN_STORE_FILES);
+
+/** Runs one file operation in a slot of the shared bound. */
+export function inFileSlot<T>(operation: () => Promise<T>): Promise<T> {
+  return fileSlots(operation);
+}
+
+/** Slots in use and operations waiting for one (for tests and the benchmark). */
+export function fileSlotUse(): { active: number; pending: number } {
+  return { active: fileSlots.activeCount, pending: fileSlots.pendingCount };
+}
 
 function tempName(target: string): string {
   return `${target}.${randomUUID()}.tmp`;
@@ -13,7 +33,7 @@ function tempName(target: string): string {
 
 export async function readJsonFile<T>(file: string): Promise<T | undefined> {
   try {
-    return JSON.parse(await readFile(file, 'utf8')) as T;
+    return JSON.parse(await inFileSlot(() => readFile(file, 'utf8'))) as T;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
@@ -24,7 +44,7 @@ export async function readJsonFile<T>(file: string): Promise<T | undefined> {
 export async function writeFileAtomic(file: string, body: Uint8Array | string): Promise<void> {
   await mkdir(dirname(file), { recursive: true });
   const tmp = tempName(file);
-  await writeFile(tmp, body);
+  await inFileSlot(() => writeFile(tmp, body));
   try {
     await rename(tmp, file);
   } catch (err) {
@@ -37,7 +57,7 @@ export async function writeFileAtomic(file: string, body: Uint8Array | string): 
 export async function writeFileOnce(file: string, body: Uint8Array | string): Promise<boolean> {
   await mkdir(dirname(file), { recursive: true });
   const tmp = tempName(file);
-  await writeFile(tmp, body);
+  await inFileSlot(() => writeFile(tmp, body));
   try {
     await link(tmp, file);
     return true;
@@ -57,8 +77,10 @@ export async function withFileLock<T>(file: string, fn: () => Promise<T>): Promi
   await mkdir(dirname(lock), { recursive: true });
   for (let attempt = 0; ; attempt++) {
     try {
-      const handle = await open(lock, 'wx');
-      await handle.close();
+      await inFileSlot(async () => {
+        const handle = await open(lock, 'wx');
+        await handle.close();
+      });
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;

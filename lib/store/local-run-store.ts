@@ -1,10 +1,12 @@
 /**
  * `RunStore` on local files (the default): `<root>/<tenant>/<run>/run.json`, `samples/`, `checkpoints/`,
  * `results/`, and `<root>/_buckets/` for rate limits. Safe across processes: updates hold a lock file,
- * results are written once by hard link, checkpoints only move forward.
+ * results are written once by hard link, checkpoints only move forward. `progress.json` keeps the
+ * run's counts as samples and results are written, so a status read opens one file, not the run.
  */
-import { readdir } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import pLimit from 'p-limit';
 import { keySegment } from './keys.ts';
 import { readJsonFile, withFileLock, writeFileAtomic, writeFileOnce } from './local-files.ts';
 import type {
@@ -13,13 +15,18 @@ import type {
   RateLimit,
   ResultRecord,
   RunPatch,
+  RunProgress,
   RunRecord,
   RunStore,
   SamplePatch,
   SampleRecord,
   WriteOnce,
 } from './ports.ts';
+import { emptyProgress, withResult, withSamples, withStatusChange } from './run-progress.ts';
 import { type BucketState, pausedUntil, takeFrom } from './token-bucket.ts';
+
+/** Reads (and writes) one listing or batch keeps in flight: a share of MAX_OPEN_STORE_FILES. */
+const PER_LISTING = 8;
 
 async function listJson<T>(dir: string): Promise<T[]> {
   let names: string[];
@@ -29,8 +36,11 @@ async function listJson<T>(dir: string): Promise<T[]> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;
   }
+  // Each read takes a slot of the process-wide file bound; one listing also keeps only a few reads
+  // queued there at a time, so a 10,000-file listing does not line up ahead of every other caller.
+  const mine = pLimit(PER_LISTING);
   const items = await Promise.all(
-    names.filter((n) => n.endsWith('.json')).map((n) => readJsonFile<T>(join(dir, n))),
+    names.filter((n) => n.endsWith('.json')).map((n) => mine(() => readJsonFile<T>(join(dir, n)))),
   );
   return items.filter((x): x is Awaited<T> => x !== undefined) as T[];
 }
@@ -48,9 +58,34 @@ export class LocalRunStore implements RunStore {
     return join(this.runDir(tenant, runId), kind, `${keySegment(sampleId)}.json`);
   }
 
+  private progressFile(tenant: string, runId: string): string {
+    return join(this.runDir(tenant, runId), 'progress.json');
+  }
+
   async createRun(run: RunRecord): Promise<WriteOnce> {
     const ok = await writeFileOnce(this.runFile(run.tenant, run.runId), JSON.stringify(run, null, 2));
+    if (ok) await writeFileAtomic(this.progressFile(run.tenant, run.runId), JSON.stringify(emptyProgress()));
     return ok ? 'written' : 'exists';
+  }
+
+  runProgress(tenant: string, runId: string): Promise<RunProgress | undefined> {
+    return readJsonFile<RunProgress>(this.progressFile(tenant, runId));
+  }
+
+  /**
+   * Applies a change to the kept progress. A run stored before progress was kept has none: it stays
+   * without (readers count from the lists), rather than starting from a wrong zero.
+   */
+  private async moveProgress(
+    tenant: string,
+    runId: string,
+    change: (p: RunProgress) => RunProgress,
+  ): Promise<void> {
+    const file = this.progressFile(tenant, runId);
+    await withFileLock(file, async () => {
+      const progress = await readJsonFile<RunProgress>(file);
+      if (progress) await writeFileAtomic(file, JSON.stringify(change(progress)));
+    });
   }
 
   getRun(tenant: string, runId: string): Promise<RunRecord | undefined> {
@@ -85,12 +120,28 @@ export class LocalRunStore implements RunStore {
   }
 
   async putSamples(samples: SampleRecord[]): Promise<void> {
-    for (const sample of samples) {
-      await writeFileOnce(
-        this.itemFile(sample.tenant, sample.runId, 'samples', sample.sampleId),
-        JSON.stringify(sample, null, 2),
-      );
+    const added = new Map<string, { tenant: string; runId: string; count: number; running: number }>();
+    const mine = pLimit(PER_LISTING);
+    const written = await Promise.all(
+      samples.map((sample) =>
+        mine(() =>
+          writeFileOnce(
+            this.itemFile(sample.tenant, sample.runId, 'samples', sample.sampleId),
+            JSON.stringify(sample, null, 2),
+          ),
+        ),
+      ),
+    );
+    for (const [i, sample] of samples.entries()) {
+      if (!written[i]) continue;
+      const key = `${sample.tenant}\n${sample.runId}`;
+      const entry = added.get(key) ?? { tenant: sample.tenant, runId: sample.runId, count: 0, running: 0 };
+      entry.count++;
+      if (sample.status === 'running') entry.running++;
+      added.set(key, entry);
     }
+    for (const a of added.values())
+      await this.moveProgress(a.tenant, a.runId, (p) => withSamples(p, a.count, a.running));
   }
 
   getSample(tenant: string, runId: string, sampleId: string): Promise<SampleRecord | undefined> {
@@ -99,6 +150,7 @@ export class LocalRunStore implements RunStore {
 
   async updateSample(tenant: string, runId: string, sampleId: string, patch: SamplePatch): Promise<void> {
     const file = this.itemFile(tenant, runId, 'samples', sampleId);
+    // putResult takes the same lock: a status change and the sample's result never interleave.
     await withFileLock(file, async () => {
       const sample = await readJsonFile<SampleRecord>(file);
       if (!sample) throw new Error(`sample ${sampleId} of run ${runId} not found`);
@@ -106,6 +158,9 @@ export class LocalRunStore implements RunStore {
         file,
         JSON.stringify({ ...sample, ...patch, updatedAt: new Date().toISOString() }, null, 2),
       );
+      const to = patch.status;
+      if (to && to !== sample.status && !(await this.hasResult(tenant, runId, sampleId)))
+        await this.moveProgress(tenant, runId, (p) => withStatusChange(p, sample.status, to));
     });
   }
 
@@ -133,9 +188,22 @@ export class LocalRunStore implements RunStore {
     return readJsonFile<Checkpoint>(this.itemFile(tenant, runId, 'checkpoints', sampleId));
   }
 
+  private async hasResult(tenant: string, runId: string, sampleId: string): Promise<boolean> {
+    return stat(this.itemFile(tenant, runId, 'results', sampleId)).then(
+      () => true,
+      () => false,
+    );
+  }
+
   async putResult(result: ResultRecord): Promise<WriteOnce> {
-    const file = this.itemFile(result.tenant, result.runId, 'results', result.sampleId);
-    return (await writeFileOnce(file, JSON.stringify(result, null, 2))) ? 'written' : 'exists';
+    const { tenant, runId, sampleId } = result;
+    const file = this.itemFile(tenant, runId, 'results', sampleId);
+    return withFileLock(this.itemFile(tenant, runId, 'samples', sampleId), async () => {
+      if (!(await writeFileOnce(file, JSON.stringify(result, null, 2)))) return 'exists';
+      const sample = await readJsonFile<SampleRecord>(this.itemFile(tenant, runId, 'samples', sampleId));
+      await this.moveProgress(tenant, runId, (p) => withResult(p, result, sample?.status));
+      return 'written';
+    });
   }
 
   getResult(tenant: string, runId: string, sampleId: string): Promise<ResultRecord | undefined> {

@@ -91,6 +91,25 @@ export interface ResultRecord {
   writtenAt: string;
 }
 
+/**
+ * A run's counts kept up to date as samples and results are written, so a status read costs one small
+ * read instead of every sample and result of the run.
+ */
+export interface RunProgress {
+  samples: number;
+  /** Samples marked running that have no result yet. */
+  running: number;
+  /** Results written, per status. */
+  results: Partial<Record<SampleStatus, number>>;
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  costUsd: number;
+  sampleMs: number;
+  /** `writtenAt` of the latest result. */
+  lastResultAt?: string;
+}
+
 /** `written` when this call stored the value, `exists` when an earlier write already had. */
 export type WriteOnce = 'written' | 'exists';
 
@@ -129,6 +148,11 @@ export interface RunStore {
   putResult(result: ResultRecord): Promise<WriteOnce>;
   getResult(tenant: string, runId: string, sampleId: string): Promise<ResultRecord | undefined>;
   listResults(tenant: string, runId: string): Promise<ResultRecord[]>;
+  /**
+   * The run's counts kept as it goes (see RunProgress); undefined when this store does not keep them
+   * for the run (then the caller counts from the lists).
+   */
+  runProgress?(tenant: string, runId: string): Promise<RunProgress | undefined>;
 
   /** Takes one request from the bucket of `key` (e.g. a domain) if one is free at `nowMs`. */
   takeToken(key: string, limit: RateLimit, nowMs: number): Promise<RateDecision>;
