@@ -273,12 +273,20 @@ describe('HTTP API over real HTTP', () => {
     expect(late.status).toBe(504);
     // Its page is still loading: the key's one call is still in use.
     expect((await call('/v1/observe', `${site.url}/login.html`, 'the Sign in button')).status).toBe(429);
-    await new Promise((r) => setTimeout(r, 2000));
-    // The page opened after the answer: the click the caller was told had timed out never happened.
+    // The slot comes back when that page has loaded and been closed: how long that takes is the
+    // machine's business (seconds under load), so the key is asked again until it is free.
+    let after = await call('/v1/observe', `${site.url}/login.html`, 'the Sign in button');
+    for (let tries = 0; after.status === 429 && tries < 300; tries++) {
+      await new Promise((r) => setTimeout(r, 100));
+      after = await call('/v1/observe', `${site.url}/login.html`, 'the Sign in button');
+    }
+    // Let in: answered (200), or out of this app's 400 ms deadline on a busy machine (504) — either
+    // way the call got the key's slot, which is what is checked here.
+    expect([200, 504]).toContain(after.status);
+    // The page opened after the answer and is closed now: the click the caller was told had timed
+    // out never happened.
     expect(site.hits.filter((h) => h.startsWith('/slow?ms=1200'))).toHaveLength(1);
     expect(site.hits).not.toContain('/bought');
-    const after = await call('/v1/observe', `${site.url}/login.html`, 'the Sign in button');
-    expect(after.status).toBe(200);
   });
 
   it("keeps each tenant's action cache to itself", async () => {
