@@ -56,7 +56,7 @@ export async function verifyCommand(argv: string[], out: (s: string) => void): P
   if (!check) throw new UsageError(`no run "${runId}" under ${stores.base}`);
   if (check.ok) {
     out(
-      `ok: ${check.files} evidence files and the stored results match the manifest (head ${check.expectedHead}${head ? ', the one you kept' : ''})`,
+      `ok: ${check.files} evidence files match the manifest (head ${check.expectedHead}${head ? ', the one you kept' : ''}), and the stored results match the sealed results.json`,
     );
     return 0;
   }

@@ -261,7 +261,7 @@ describe('verify covers everything the evidence store holds (item 5)', () => {
   it('passes an untouched run, with its head', async () => {
     await plantRun('r-clean');
     const { code, line } = await verifyLine('r-clean');
-    expect(line).toMatch(/^ok: \d+ evidence files and the stored results match/);
+    expect(line).toMatch(/^ok: \d+ evidence files match the manifest .*and the stored results match/);
     expect(code).toBe(0);
   });
 
