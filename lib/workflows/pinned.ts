@@ -243,6 +243,12 @@ export const runPinnedAction: NodeRunner = async (run: NodeRun): Promise<NodeRes
     confirmed: done.ok && failures.length === 0,
   };
   const resolvedBy = found.via === 'llm' ? 'heal-llm' : 'heal-matcher';
+  // The evidence says which step healed, from which locators to which, and why (no secrets in it).
+  await deps
+    .saveEvidence?.(`heal-${node.alias}.json`, JSON.stringify(heal, null, 2), 'application/json')
+    .catch((err: unknown) =>
+      deps.log?.({ level: 'warn', msg: 'could not save the heal record', error: String(err) }),
+    );
   if (!done.ok)
     return {
       ...failed(

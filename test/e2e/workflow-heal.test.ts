@@ -114,7 +114,16 @@ describe('pinned workflow compiled from acts', () => {
     const wf = await recordOnV1();
     site.setTemplate('v2');
     observeModel();
-    const run = await replay(wf, { url: `${site.url}/product/7`, qty: '3' }, { page, llm: model });
+    const evidence = new Map<string, string>();
+    const saveEvidence = async (file: string, body: Uint8Array | string) => {
+      evidence.set(file, String(body));
+      return { key: file, sha256: '' };
+    };
+    const run = await replay(
+      wf,
+      { url: `${site.url}/product/7`, qty: '3' },
+      { page, llm: model, saveEvidence },
+    );
     expect(run.failedAt).toBeUndefined();
     // The right product, quantity and wrapping reached the cart: no step acted on the wrong element.
     expect(site.carts.at(-1)).toEqual({ id: 7, qty: 3, gift: true, template: 'v2' });
@@ -128,6 +137,15 @@ describe('pinned workflow compiled from acts', () => {
       ['llm', true],
       ['matcher', true],
     ]);
+    // The evidence records each heal: which step, old and new locators, why.
+    expect([...evidence.keys()].sort()).toEqual(
+      [`heal-${wf.nodes[1]!.alias}.json`, `heal-${wf.nodes[3]!.alias}.json`].sort(),
+    );
+    expect(JSON.parse(evidence.get(`heal-${wf.nodes[1]!.alias}.json`)!)).toMatchObject({
+      via: 'llm',
+      confirmed: true,
+      reason: expect.stringContaining('no candidate held'),
+    });
     const v2 = applyHeals(wf, run.heals)!;
     expect(v2.version).toBe(2);
     const healedFill = v2.nodes[1]!.config as { target: { candidates: unknown[] } };
@@ -198,6 +216,30 @@ describe('pinned workflow compiled from acts', () => {
     expect(err.selector).toContain('xpath=');
     expect(err.resolution).toMatch(/Record the step again/);
     // Nothing was added: not the deal of the day, not anything.
+    expect(site.carts.length).toBe(before);
+  });
+
+  it('defers when the model, asked once, points at both look-alikes: nothing is pressed', async () => {
+    const wf = await recordOnV1();
+    site.setTemplate('trap');
+    const before = site.carts.length;
+    llm.setHandler((r) => {
+      const ids = [...r.text.matchAll(/\[(\d+)\] button: Add to cart/g)].map((m) => Number(m[1]));
+      return {
+        json: {
+          elements: ids.map((elementId) => ({
+            elementId,
+            description: 'add to cart',
+            method: 'click',
+            arguments: [],
+          })),
+        },
+      };
+    });
+    const run = await replay(wf, { url: `${site.url}/product/30`, qty: '2' }, { page, llm: model });
+    expect(run.failedAt).toBe(wf.nodes[3]!.alias);
+    expect(run.results.at(-1)!.error!.message).toMatch(/the model pointed at 2 elements/);
+    expect(llm.requests).toHaveLength(1);
     expect(site.carts.length).toBe(before);
   });
 });

@@ -33,7 +33,12 @@ function fill<T>(value: T, inputs: JsonObject): T {
 export async function replay(
   workflow: Workflow,
   given: JsonObject,
-  deps: { page: Page; llm?: LlmClient; variables?: Record<string, string> },
+  deps: {
+    page: Page;
+    llm?: LlmClient;
+    variables?: Record<string, string>;
+    saveEvidence?: WorkflowDeps['saveEvidence'];
+  },
 ): Promise<Replay> {
   const inputs: JsonObject = {};
   for (const [k, spec] of Object.entries(workflow.inputs))
@@ -42,6 +47,7 @@ export async function replay(
     page: deps.page,
     ...(deps.llm ? { llm: deps.llm } : {}),
     ...(deps.variables ? { variables: deps.variables } : {}),
+    ...(deps.saveEvidence ? { saveEvidence: deps.saveEvidence } : {}),
   };
   const out: Replay = { ok: true, results: [], data: {}, heals: [] };
   for (const [i, raw] of workflow.nodes.entries()) {
