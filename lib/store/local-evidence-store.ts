@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { constants, type Dirent } from 'node:fs';
 import { open, readdir, realpath, rm } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { writeFileAtomic } from './local-files.ts';
+import { inFileSlot, writeFileAtomic } from './local-files.ts';
 import type { EvidenceEntry, EvidenceObject, EvidenceStore } from './ports.ts';
 
 /** Keys are `/`-joined segments; none may be empty, `.`, `..` or hidden. */
@@ -24,6 +24,9 @@ export function sha256Hex(body: Uint8Array | string): string {
 }
 
 export class LocalEvidenceStore implements EvidenceStore {
+  /** The root with its own links resolved (it may itself sit under one, e.g. /tmp on macOS). */
+  private realRoot: string | undefined;
+
   constructor(readonly root: string) {}
 
   /** Where a key lives on disk (for the CLI to print paths a user can open). */
@@ -38,15 +41,20 @@ export class LocalEvidenceStore implements EvidenceStore {
   }
 
   /** A regular file at exactly its key's path, or undefined: links anywhere on the way read as absent. */
-  async get(key: string): Promise<Uint8Array | undefined> {
+  get(key: string): Promise<Uint8Array | undefined> {
+    // In a slot of the shared file bound: a burst of downloads cannot exhaust the descriptors either.
+    return inFileSlot(() => this.read(key));
+  }
+
+  private async read(key: string): Promise<Uint8Array | undefined> {
     const path = this.pathOf(key);
     try {
       // O_NOFOLLOW refuses a link as the last part; the real path catches a linked folder on the way.
       const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
       try {
         if (!(await handle.stat()).isFile()) return undefined;
-        const [real, root] = await Promise.all([realpath(path), realpath(this.root)]);
-        if (real !== join(root, ...checkEvidenceKey(key))) return undefined;
+        this.realRoot ??= await realpath(this.root);
+        if ((await realpath(path)) !== join(this.realRoot, ...checkEvidenceKey(key))) return undefined;
         return new Uint8Array(await handle.readFile());
       } finally {
         await handle.close();
