@@ -1,5 +1,6 @@
 import type { Stagehand } from '@browserbasehq/stagehand';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { cdpClient, type StagehandEnv, sdkFor, startStagehandEnv } from '../support/stagehand-env.ts';
 
 /**
@@ -148,6 +149,42 @@ describe('Stagehand protocol inputs, fuzzed', () => {
 function nestedText(depth: number): string {
   return `${'{"type":"object","properties":{"a":'.repeat(depth)}{"type":"string"}${'}}'.repeat(depth)}`;
 }
+
+describe('CDP frames, fuzzed', () => {
+  it('answers or closes on malformed frames, and the other tenant keeps working', async () => {
+    const frames = [
+      'not json',
+      '{"id":"x","method":"Target.getTargets"}',
+      '{"id":1,"method":5}',
+      '{"id":1,"method":"Target.setAutoAttach","params":[]}',
+      '{"id":1,"method":"Page.navigate","sessionId":{}}',
+      `{"id":1,"method":"${'A'.repeat(10_000)}"}`,
+      '{"id":1,"method":"Target.attachToTarget","params":{"targetId":{"$gt":""},"flatten":true}}',
+      '{"id":1,"method":"Page.navigate","params":{"url":"HTTP://169.254.169.254/"},"sessionId":"nope"}',
+    ];
+    const url = await env.connectUrlOf(a.browserbaseSessionID!, 'key-a');
+    const outcomes: string[] = [];
+    for (const frame of frames) {
+      const ws = new WebSocket(url);
+      await new Promise<void>((resolve, reject) => {
+        ws.once('open', () => resolve());
+        ws.once('error', reject);
+      });
+      const outcome = await new Promise<string>((resolve) => {
+        ws.once('message', (d) => resolve(JSON.parse(d.toString()).error ? 'error' : 'result'));
+        ws.once('close', () => resolve('closed'));
+        ws.send(frame);
+      });
+      outcomes.push(outcome);
+      ws.close();
+    }
+    // Every frame got an answer: a CDP error, or the connection closed (a frame that is not JSON).
+    expect(outcomes).toEqual(['closed', ...frames.slice(1).map(() => 'error')]);
+    const page = b.context.pages()[0]!;
+    await page.goto(`${env.site.url}/login.html`);
+    expect(await page.evaluate(() => document.title)).toBeTruthy();
+  }, 60_000);
+});
 
 describe('a 20,000-deep extract schema', () => {
   it('is a 400 naming the schema, not a stack overflow', async () => {
