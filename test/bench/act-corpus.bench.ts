@@ -21,6 +21,7 @@ import { act } from '../../lib/ops/act.ts';
 import { OpError } from '../../lib/ops/types.ts';
 import { CORPUS, corpusPages, offlineContext, requireCorpus, takeLabels } from './lib/corpus.ts';
 import { LABELS, type Label, PHRASINGS } from './lib/grounding-fit.ts';
+import { BenchOutcome } from './lib/outcome.ts';
 import { percentile, round, table } from './lib/report.ts';
 
 const LIMIT = Number(process.env.BENCH_LIMIT ?? 0) || Infinity;
@@ -113,6 +114,9 @@ const typed = (label: Label, key: string, secret: string): string | undefined =>
   return secret;
 };
 
+/** Its work is each corpus page; how act did on a page (right, wrong…) is the figure it measures. */
+const gate = new BenchOutcome('bench:act-corpus', 'pages');
+
 async function trialsOn(context: BrowserContext, file: string): Promise<Trial[]> {
   const page: Page = await context.newPage();
   const trials: Trial[] = [];
@@ -152,8 +156,10 @@ async function trialsOn(context: BrowserContext, file: string): Promise<Trial[]>
         trials.push({ file, label, key: p.key, outcome, detail, ms: performance.now() - t0 });
       }
     }
+    gate.record(true, file);
   } catch (err) {
-    log(`  ${file}: ${(err as Error).message.split('\n')[0]}`);
+    // A page the bench could not work on is its own failure, not a page quietly left out.
+    gate.record(false, `${file}: ${(err as Error).message.split('\n')[0]}`);
   } finally {
     await page.close().catch(() => undefined);
   }
@@ -179,6 +185,7 @@ await Promise.all(
   }),
 );
 await browser.close();
+await gate.gate();
 
 const OUTCOMES: Outcome[] = ['right', 'wrong', 'no effect', 'deferred', 'failed'];
 const rows: (string | number)[][] = [['label', 'phrasing', 'acts', ...OUTCOMES, 'p50 ms']];

@@ -14,6 +14,7 @@ import { startBrowser } from '../support/browser.ts';
 import { startFixtureServer } from '../support/fixture-server.ts';
 import { type RecordedRequest, startScriptedModel } from '../support/llm-server.ts';
 import { type Flavour, idInPrompt } from '../support/ops-env.ts';
+import { BenchOutcome } from './lib/outcome.ts';
 import { percentile, round, table } from './lib/report.ts';
 import { TOKENIZER, tokens } from './lib/tokens.ts';
 
@@ -91,6 +92,7 @@ async function bench(flavour: Flavour): Promise<Row> {
     const records: StepRecord[] = [];
     env.deps.onStep = (s) => records.push(s);
     llm.requests.length = 0;
+    const billedBefore = llm.served.promptTokens + llm.served.completionTokens;
     const t0 = performance.now();
     const state = await runAgent(
       {
@@ -106,8 +108,14 @@ async function bench(flavour: Flavour): Promise<Row> {
       env.deps,
     );
     const wall = performance.now() - t0;
-    if (state.status !== 'done' || state.step !== 10)
-      throw new Error(`run ended ${state.status} after ${state.step} steps: ${state.reason}`);
+    const tracked = state.usage.promptTokens + state.usage.completionTokens;
+    const billed = llm.served.promptTokens + llm.served.completionTokens - billedBefore;
+    tokenCheck.tracked += tracked;
+    tokenCheck.billed += billed;
+    outcome.record(
+      state.status === 'done' && state.step === 10 && tracked === billed,
+      `${flavour} run ${i} ended ${state.status} after ${state.step} steps (${state.reason}); tokens tracked ${tracked}, billed ${billed}`,
+    );
     if (i === 0) continue; // warm-up
     row.steps.push(state.step);
     row.runOverhead.push((wall - state.usage.ms) / state.step);
@@ -132,6 +140,8 @@ async function bench(flavour: Flavour): Promise<Row> {
 }
 
 const rows: Row[] = [];
+const outcome = new BenchOutcome('bench:agent', 'runs');
+const tokenCheck = { tracked: 0, billed: 0 };
 try {
   for (const flavour of ['openai', 'anthropic'] as const) rows.push(await bench(flavour));
 } finally {
@@ -141,6 +151,10 @@ try {
   await llm.close();
 }
 
+await outcome.gate();
+console.log(
+  `tokens: tracked by the agent ${tokenCheck.tracked}, billed by the model server ${tokenCheck.billed}`,
+);
 const p = (xs: number[], q: number, digits = 1) => round(percentile(xs, q), digits);
 const pct = (xs: number[], q: number) => `${round(percentile(xs, q) * 100, 0)}%`;
 console.log(

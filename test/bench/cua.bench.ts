@@ -18,6 +18,7 @@ import { startBrowser } from '../support/browser.ts';
 import { anthropicComputerReply, geminiComputerReply, openAiComputerReply } from '../support/cua-wire.ts';
 import { startFixtureServer } from '../support/fixture-server.ts';
 import { type RecordedRequest, startScriptedModel } from '../support/llm-server.ts';
+import { BenchOutcome } from './lib/outcome.ts';
 import { percentile, round, table } from './lib/report.ts';
 
 const STEPS = Number(process.env.BENCH_STEPS ?? 20);
@@ -62,12 +63,10 @@ function reply(provider: ComputerUseProvider, r: RecordedRequest, turn: number) 
 const rows: (string | number)[][] = [
   ['provider', 'format', 'steps', 'overhead p50 ms', 'p90 ms', 'capture p50 ms', 'image KB/request p50'],
 ];
-let ok = 0;
-let runs = 0;
+const outcome = new BenchOutcome('bench:cua', 'runs');
 try {
   for (const provider of ['anthropic', 'openai', 'google'] as const)
     for (const format of ['png', 'jpeg'] as const) {
-      runs++;
       const env = await agentEnv({ browser: () => browser, site, llm, flavour: 'openai' });
       let turn = 0;
       llm.setHandler((r) => reply(provider, r, turn++));
@@ -97,8 +96,10 @@ try {
         },
         deps,
       );
-      if (state.status === 'done') ok++;
-      else console.log(`${provider}/${format}: ended ${state.status}: ${state.reason}`);
+      outcome.record(
+        state.status === 'done',
+        `${provider}/${format}: ended ${state.status}: ${state.reason}`,
+      );
       const acting = steps.filter((s) => s.actions.length > 0);
       const overhead = acting.map((s) => s.ms - s.modelMs);
       const bytes = llm.requests.slice(before).map(imageBytes);
@@ -123,6 +124,5 @@ try {
   await site.close();
   await llm.close();
 }
-console.log(`runs finished: ${ok} of ${runs}`);
+await outcome.gate();
 console.log(table(rows));
-process.exit(ok === runs ? 0 : 1);

@@ -26,6 +26,7 @@ import { snapshot } from '../../lib/perception/snapshot.ts';
 import type { Snapshot, SnapshotElement } from '../../lib/perception/types.ts';
 import { CORPUS, corpusPages, offlineContext, requireCorpus, takeLabels } from './lib/corpus.ts';
 import { fittingKeys, LABELS, type Label, PHRASINGS, VARIANTS } from './lib/grounding-fit.ts';
+import { BenchOutcome } from './lib/outcome.ts';
 import { percentile, round, table } from './lib/report.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -191,6 +192,12 @@ const t0 = performance.now();
 const pages = await loadAll(files);
 const loadS = (performance.now() - t0) / 1000;
 log(`loaded ${pages.length} pages in ${round(loadS, 1)} s`);
+// Its work is reading each corpus page; a page that could not be read is a failure, not a page
+// quietly left out of the shares. (Wrong actions are what it measures: a figure, listed below.)
+const gate = new BenchOutcome('bench:grounding', 'pages');
+const loaded = new Set(pages.map((p) => p.file));
+for (const f of files) gate.record(loaded.has(f), `${f}: could not be loaded and read (see above)`);
+await gate.gate();
 
 const decisions: Decision[] = [];
 const times: number[] = [];

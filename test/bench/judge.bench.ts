@@ -23,6 +23,7 @@ import {
   truthfulReply,
 } from '../support/planted-runs.ts';
 import { tempStores } from '../support/runs-env.ts';
+import { BenchOutcome } from './lib/outcome.ts';
 import { percentile, round, table } from './lib/report.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 40);
@@ -32,7 +33,9 @@ const [browser, site, llm, stores] = await Promise.all([
   startScriptedModel(),
   tempStores('bfn-bench-judge-'),
 ]);
-let failures = 0;
+const outcome = new BenchOutcome('bench:judge', 'verdicts and runs');
+/** The figures, printed only after the ok count (and only when nothing failed). */
+const report: string[] = [];
 try {
   const page = (await openPage(browser)).page;
   const planted = Array.from({ length: RUNS }, (_, i) => plannedSample(i));
@@ -51,17 +54,18 @@ try {
   for (const p of planted) {
     const task = judgeTaskFromSpec({ goal: p.goal, requiredFields: ['price'] });
     const v = await judgeStoredSample(stores, 'bench', 'planted', p.sampleId, task, client(llm, 'openai'));
-    if (v.verdict !== p.expected || v.blockedBy !== p.expectedBlocker) wrong.push(p);
+    const right = v.verdict === p.expected && v.blockedBy === p.expectedBlocker;
+    if (!right) wrong.push(p);
+    outcome.record(right, `${p.sampleId} (${p.kind}): expected ${p.expected}, judged ${v.verdict}`);
     promptTokens.push(v.usage.promptTokens);
     rows.push([p.sampleId, p.kind, p.expected, v.verdict, v.blockedBy, v.usage.promptTokens]);
   }
-  failures += wrong.length;
-  console.log(`verdicts right: ${RUNS - wrong.length} of ${RUNS}`);
-  if (process.env.BENCH_VERBOSE) console.log(table(rows));
-  console.log(
+  report.push(`verdicts right: ${RUNS - wrong.length} of ${RUNS}`);
+  if (process.env.BENCH_VERBOSE) report.push(table(rows));
+  report.push(
     `judge prompt tokens per planted run: p50 ${percentile(promptTokens, 50)}, max ${Math.max(...promptTokens)} (runs decided by rules alone: ${promptTokens.filter((t) => t === 0).length})`,
   );
-  for (const p of wrong) console.log(`WRONG: ${p.sampleId} (${p.kind}) expected ${p.expected}`);
+  for (const p of wrong) report.push(`WRONG: ${p.sampleId} (${p.kind}) expected ${p.expected}`);
 
   // A real 10-step agent run, then the judge on what it left behind.
   llm.setHandler(perStep((step, r) => invoiceStep(r, step)));
@@ -82,10 +86,12 @@ try {
     },
     env.deps,
   );
-  if (state.status !== 'done' || state.step !== 10) {
-    failures++;
-    console.log(`the 10-step agent run ended ${state.status} after ${state.step} steps: ${state.reason}`);
-  } else {
+  const ran = state.status === 'done' && state.step === 10;
+  outcome.record(
+    ran,
+    `the 10-step agent run ended ${state.status} after ${state.step} steps: ${state.reason}`,
+  );
+  if (ran) {
     llm.setHandler((req) => ({
       json: {
         keyPoints: openPointsIn(req.text).map((o) => ({
@@ -108,13 +114,13 @@ try {
       client(llm, 'openai'),
     );
     const share = v.usage.promptTokens / state.usage.promptTokens;
-    console.log(
+    report.push(
       table([
         ['10-step run', 'agent prompt tokens', 'judge prompt tokens', 'judge / agent', 'verdict'],
         ['invoices', state.usage.promptTokens, v.usage.promptTokens, `${round(share * 100)}%`, v.verdict],
       ]),
     );
-    if (v.verdict !== 'pass') failures++;
+    outcome.record(v.verdict === 'pass', `the real run was judged ${v.verdict}, not pass`);
   }
 } finally {
   await closeGuardProxies();
@@ -123,4 +129,5 @@ try {
   await llm.close();
   await stores.cleanup();
 }
-process.exit(failures > 0 ? 1 : 0);
+await outcome.gate();
+for (const part of report) console.log(part);

@@ -18,6 +18,7 @@ import { DEFER_CASES, RESOLVE_CASES } from '../cases/matcher-cases.ts';
 import { openPage, startBrowser } from '../support/browser.ts';
 import { startFixtureServer } from '../support/fixture-server.ts';
 import { fixtureSession, opContext } from '../support/ops-env.ts';
+import { BenchOutcome } from './lib/outcome.ts';
 import { percentile, round, table } from './lib/report.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 20);
@@ -30,6 +31,9 @@ for (const path of new Set([...RESOLVE_CASES, ...DEFER_CASES].map((c) => c.page)
   await context.close();
 }
 
+// Work done wrong: an action on the wrong element, an action where the case must defer, a replay
+// that was not a cache hit. A deferral of a plain case is a figure (resolved share), not a failure.
+const outcome = new BenchOutcome('bench:matcher', 'decisions and replays');
 let resolved = 0;
 let wrong = 0;
 const times: number[] = [];
@@ -50,10 +54,14 @@ for (const c of RESOLVE_CASES) {
     ok = d.elementId === twins[(want.nth ?? 1) - 1]?.id;
   }
   if (!ok) wrong++;
+  outcome.record(ok, `"${c.instruction}" on ${c.page}: ${d.action.method} on [${d.elementId}]`);
 }
 let deferWrong = 0;
-for (const c of DEFER_CASES)
-  if (matchInstruction(c.instruction, snaps.get(c.page)!).kind === 'action') deferWrong++;
+for (const c of DEFER_CASES) {
+  const answered = matchInstruction(c.instruction, snaps.get(c.page)!).kind === 'action';
+  if (answered) deferWrong++;
+  outcome.record(!answered, `"${c.instruction}" on ${c.page} must defer, and was answered`);
+}
 
 // act on a cache hit: fill the cache once, then time replays on a freshly reloaded, settled page.
 const dir = await mkdtemp(join(tmpdir(), 'bfn-bench-cache-'));
@@ -72,7 +80,7 @@ for (const instruction of hitCases) {
     // Time the act itself on a loaded page, not the page's own post-load quiet window.
     await settle(warm.page);
     const res = await act(opContext(warm, { cache }), instruction);
-    if (res.cache !== 'hit') throw new Error(`expected a cache hit for ${instruction}, got ${res.cache}`);
+    outcome.record(res.cache === 'hit', `expected a cache hit for ${instruction}, got ${res.cache}`);
     hitTimes.push(res.ms);
   }
   await warm.close();
@@ -82,6 +90,7 @@ await browser.close();
 await closeGuardProxies();
 await site.close();
 
+await outcome.gate();
 const figures = {
   plainCases: RESOLVE_CASES.length,
   resolvedShare: round((resolved / RESOLVE_CASES.length) * 100),

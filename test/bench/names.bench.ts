@@ -20,6 +20,7 @@ import type { CDPSession } from 'playwright-core';
 import { launchBrowser } from '../../lib/browser/launch.ts';
 import { snapshot } from '../../lib/perception/snapshot.ts';
 import type { SnapshotElement } from '../../lib/perception/types.ts';
+import { BenchOutcome } from './lib/outcome.ts';
 import { round, table } from './lib/report.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -28,9 +29,11 @@ const STEP = Math.max(1, Number(process.env.BENCH_STEP ?? 3) || 3);
 const DEBUG = !!process.env.BENCH_DEBUG;
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
 
+const outcome = new BenchOutcome('bench:names', 'pages');
 if (!existsSync(CORPUS)) {
-  log(`bench:names skipped: no corpus at ${CORPUS} (set BENCH_CORPUS to its forms/ folder)`);
-  process.exit(0);
+  // Nothing measured is not a pass: the gate says so and exits 1.
+  log(`bench:names: no corpus at ${CORPUS} (set BENCH_CORPUS to its forms/ folder)`);
+  await outcome.gate();
 }
 
 const files = ['login', 'new-password']
@@ -116,13 +119,16 @@ for (const file of files) {
     }
     await cdp.detach();
     pages++;
+    outcome.record(true, file);
   } catch (err) {
-    log(`  ${file}: ${(err as Error).message.split('\n')[0]}`);
+    // A page that could not be compared is a failure, not a page left out of the figures quietly.
+    outcome.record(false, `${file}: ${(err as Error).message.split('\n')[0]}`);
   } finally {
     await page.close().catch(() => undefined);
   }
 }
 await browser.close();
+await outcome.gate();
 
 const total = [...counts.values()].reduce((s, n) => s + n, 0);
 const same = counts.get('same') ?? 0;

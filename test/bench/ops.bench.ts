@@ -12,6 +12,7 @@ import { startBrowser } from '../support/browser.ts';
 import { startFixtureServer } from '../support/fixture-server.ts';
 import { startScriptedModel } from '../support/llm-server.ts';
 import { client, fixtureSession, idInPrompt, opContext } from '../support/ops-env.ts';
+import { BenchOutcome } from './lib/outcome.ts';
 import { percentile, round, table } from './lib/report.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 20);
@@ -25,6 +26,7 @@ interface Row {
   prompt: number[];
 }
 const rows: Row[] = [];
+const outcome = new BenchOutcome('bench:ops', 'calls');
 
 async function measure(
   op: string,
@@ -38,9 +40,12 @@ async function measure(
   try {
     for (let i = 0; i < RUNS + 3; i++) {
       const t0 = performance.now();
-      const res = await run(session);
+      const res = await run(session).catch((err: unknown) => err as Error);
       const total = performance.now() - t0;
-      if (i < 3) continue; // warm-up
+      // A call that threw or says it did not succeed is a failure, warm-ups included.
+      const failed = res instanceof Error || (res as { success?: boolean }).success === false;
+      outcome.record(!failed, `${op} on ${page}: ${res instanceof Error ? res.message : 'success: false'}`);
+      if (res instanceof Error || i < 3) continue; // warm-up
       row.overhead.push(total - res.usage.ms);
       row.prompt.push(res.usage.promptTokens);
     }
@@ -151,6 +156,7 @@ await closeGuardProxies();
 await site.close();
 await llm.close();
 
+await outcome.gate();
 const out = rows.map((r) => ({
   op: r.op,
   page: r.page,

@@ -22,6 +22,7 @@ import { startScriptedModel } from '../support/llm-server.ts';
 import { modelConfig } from '../support/ops-env.ts';
 import { finishWith, headingIn, tempStores } from '../support/runs-env.ts';
 import { awsCost } from './lib/aws-cost.ts';
+import { BenchOutcome } from './lib/outcome.ts';
 import { productPage } from './lib/product-page.ts';
 import { percentile, round, table } from './lib/report.ts';
 import { treeRssBytes } from './lib/rss.ts';
@@ -60,6 +61,7 @@ async function main() {
     ['samples', 'pages/min', 'per sample ms (wall/conc.)', 'p50 ms', 'p95 ms', 'peak RSS MB', 'ok'],
   ];
   let last: { split: Timings; perSampleMs: number; slices: number; results: number } | undefined;
+  const outcome = new BenchOutcome('bench:runs', 'samples');
   for (const size of SIZES) {
     const stores = await tempStores('bfn-bench-runs-');
     const input = await createRun(stores.runStore, stores.evidence, {
@@ -93,6 +95,15 @@ async function main() {
     clearInterval(sampler);
     const results = await stores.runStore.listResults('bench', input.runId);
     const ok = results.filter((r) => r.status === 'done').length;
+    // Every sample of every size: done, with its own page's product name.
+    for (let i = 0; i < size; i++) {
+      const r = results.find((x) => x.sampleId === `p${String(i).padStart(5, '0')}`);
+      const name = String((r?.data as { name?: unknown } | null)?.name ?? '');
+      outcome.record(
+        r?.status === 'done' && name.startsWith(`Product ${i} `),
+        `run of ${size}, sample ${i}: ${r ? `${r.status} ${JSON.stringify(r.data)} (${r.reason})` : 'no result'}`,
+      );
+    }
     const sampleMs = results.map((r) => Number(r.usage.ms ?? 0));
     const split: Timings = { browserMs: 0, snapshotMs: 0, modelMs: 0, storeMs: 0 };
     for (const r of results) {
@@ -111,6 +122,11 @@ async function main() {
     last = { split, perSampleMs: percentile(sampleMs, 50), slices, results: results.length };
     await stores.cleanup();
   }
+  await outcome.gate(async () => {
+    await browser.close();
+    await llm.close();
+    pages.close();
+  });
   console.log(
     `\nbench:runs — one-step extract, concurrency ${CONCURRENCY}, local state machine, local-file stores\n`,
   );

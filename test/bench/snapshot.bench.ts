@@ -27,6 +27,7 @@ import {
   type Target,
   targetsFound,
 } from './lib/compare.ts';
+import { BenchOutcome } from './lib/outcome.ts';
 import { waitQuiet } from './lib/quiet.ts';
 import { type StagehandPeer, type StagehandTab, startStagehand } from './lib/stagehand.ts';
 import {
@@ -755,6 +756,16 @@ async function main(): Promise<void> {
     const cold: ColdRun[] = [];
     for (let i = 0; i < COLD_RUNS; i++) cold.push(await coldStartOnce(urlOf(server.url, small.path)));
     log(`cold start: ${cold.map((c) => c.wallMs).join(', ')} ms`);
+    // Every page measured on both sides and every cold start timed (a failure above throws).
+    const outcome = new BenchOutcome('bench:snapshot', 'pages and cold starts');
+    for (const r of results)
+      outcome.record(
+        Number.isFinite(r.ours.ms.p50) && Number.isFinite(r.stagehand.ms.p50),
+        `${r.page}: no timing (ours ${r.ours.ms.p50}, Stagehand ${r.stagehand.ms.p50})`,
+      );
+    for (const [i, c] of cold.entries())
+      outcome.record(Number.isFinite(c.wallMs), `cold start ${i + 1}: no timing`);
+    await outcome.gate();
     printResults(results, overall(results), tabAge, newContext, cold, {
       stagehandVersion,
       node: process.version,

@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { Stagehand } from '@browserbasehq/stagehand';
 import { z } from 'zod';
 import { chromiumArgs, embeddedExecutablePath } from '../../lib/browser/launch.ts';
+import { BenchOutcome } from './lib/outcome.ts';
 import { percentile, round, table } from './lib/report.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 8);
@@ -101,6 +102,7 @@ const emptySamples = (): Samples => ({
 const samplesByPage = new Map(PAGES.map((p) => [p.name, emptySamples()]));
 let failures = 0;
 let calls = 0;
+const outcome = new BenchOutcome('bench:stagehand-sdk', 'calls');
 
 /** What each call must have done for it to count as a success (both sides, same bar). */
 const expected: Record<Op, (out: unknown) => boolean> = {
@@ -147,6 +149,7 @@ async function script(side: Side, sh: Stagehand, path: string, samples: Samples,
     const prompt = (await sh.metrics).totalPromptTokens - before;
     if (!record) continue;
     calls++;
+    outcome.record(ok, `${side} ${path} ${op}: ${ok ? '' : 'failed or wrong result'}`);
     if (!ok) {
       failures++;
       console.error(
@@ -174,6 +177,7 @@ await Promise.all([remote.close(), local.close({ force: true })]);
 await stop(browserfn.proc);
 await stop(world.proc);
 
+await outcome.gate();
 const rowsOf = (samples: Samples) =>
   OPS.map((op) => {
     const b = samples.browserfn[op];
@@ -237,6 +241,5 @@ if (process.env.BENCH_SAMPLES)
         '| local',
         s.local[op].ms.map((x) => x.toFixed(1)).join(' '),
       );
-console.log(`\n${calls - failures}/${calls} calls succeeded`);
 console.log(JSON.stringify({ bench: 'stagehand-sdk', runs: RUNS, pages, calls, failures }));
 process.exit(failures ? 1 : 0);

@@ -17,6 +17,7 @@ import { waitForToken } from '../../lib/store/rate-gate.ts';
 import { S3EvidenceStore } from '../../lib/store/s3-evidence-store.ts';
 import { startAwsLocal } from '../support/aws-local.ts';
 import { resultRecord, runRecord, sampleRecord } from '../support/run-store-contract.ts';
+import { BenchOutcome } from './lib/outcome.ts';
 import { percentile, round, table } from './lib/report.ts';
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200);
@@ -67,7 +68,11 @@ async function measure(label: string, runs: RunStore, evidence: EvidenceStore) {
       while (next < ids.length) {
         const id = ids[next++] as string;
         const s0 = performance.now();
-        await oneSample(runs, evidence, tenant, runId, id);
+        const wrote = await oneSample(runs, evidence, tenant, runId, id).then(
+          () => '',
+          (err: unknown) => `${label} ${id}: ${(err as Error).message}`,
+        );
+        outcome.record(!wrote, wrote);
         times.push(performance.now() - s0);
       }
     }),
@@ -79,7 +84,9 @@ async function measure(label: string, runs: RunStore, evidence: EvidenceStore) {
   const v0 = performance.now();
   const verified = await verifyRun(evidence, tenant, runId, sealed.head);
   const verifyMs = performance.now() - v0;
-  if (!verified.ok) throw new Error(`verify failed: ${verified.problem?.message}`);
+  outcome.record(verified.ok, `${label}: verify failed: ${verified.problem?.message}`);
+  const stored = (await runs.listResults(tenant, runId)).length;
+  outcome.record(stored === SAMPLES, `${label}: ${stored} of ${SAMPLES} results stored`);
   return {
     label,
     row: [
@@ -94,6 +101,7 @@ async function measure(label: string, runs: RunStore, evidence: EvidenceStore) {
   };
 }
 
+const outcome = new BenchOutcome('bench:stores', 'samples and checks');
 const rows: (string | number)[][] = [
   ['stores', 'ms/sample p50', 'p95', 'samples/min', 'putSamples ms/sample', 'seal ms', 'verify ms'],
 ];
@@ -129,6 +137,7 @@ rows.push((await measure('DynamoDB + S3 (emulated)', runs, evidence)).row);
 await aws.stop();
 await rm(dir, { recursive: true, force: true });
 
+await outcome.gate();
 console.log(`\nbench:stores — ${SAMPLES} samples, ${CONCURRENCY} at once\n`);
 console.log(table(rows));
 console.log('\nAWS requests per sample (whole run incl. seal + verify, divided by samples):');
