@@ -6,7 +6,8 @@
  *     └──────────────────────────┴→ Discover? ─(discovery given)→ Discover ─┐
  *                                     └────────────────────────────────────┴→ Samples (Map over sample ids)
  *                                      Slice ─→ Sample ended? ─(no)→ Slice …
- *                                        │ crash            └(yes)→ Sample done
+ *                                        │ crash            ├(yes, judge)→ Judge → Sample done
+ *                                        │                  └(yes)→ Sample done
  *                                        └→ Record crash ─────────→ Sample done
  *                                   → Merge
  *
@@ -40,6 +41,7 @@ export const STATE = {
   samples: 'Samples',
   slice: 'Slice',
   ended: 'Sample ended?',
+  judge: 'Judge',
   crash: 'Record crash',
   sampleDone: 'Sample done',
   merge: 'Merge',
@@ -85,8 +87,31 @@ function sampleLoop(o: StateMachineOptions, sliceTimeout: number): Asl {
       },
       [STATE.ended]: {
         Type: 'Choice',
-        Choices: [{ Variable: '$.slice.final', BooleanEquals: true, Next: STATE.sampleDone }],
+        Choices: [
+          {
+            // The spec asked for the judge: its verdict is part of the sample's end.
+            And: [
+              { Variable: '$.slice.final', BooleanEquals: true },
+              { Variable: '$.slice.judge', IsPresent: true },
+              { Variable: '$.slice.judge', BooleanEquals: true },
+            ],
+            Next: STATE.judge,
+          },
+          { Variable: '$.slice.final', BooleanEquals: true, Next: STATE.sampleDone },
+        ],
         Default: STATE.slice,
+      },
+      [STATE.judge]: {
+        Type: 'Task',
+        Comment:
+          "The judge rules on the finished sample from its evidence; a judge that fails leaves the sample's result as it is.",
+        Resource: o.functions.slice,
+        Parameters: { ...ids, judge: true },
+        TimeoutSeconds: 300,
+        ResultPath: null,
+        Retry: [serviceRetry(6)],
+        Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.judgeError', Next: STATE.sampleDone }],
+        Next: STATE.sampleDone,
       },
       [STATE.crash]: {
         Type: 'Task',

@@ -11,11 +11,13 @@ import type { StorageState } from '../browser/context.ts';
 import { assertNavigable } from '../browser/guard.ts';
 import type { GuardPolicy } from '../browser/guard-policy.ts';
 import { openSession } from '../browser/session.ts';
+import { judgeStoredSample, judgeTaskFromSpec } from '../judge/index.ts';
 import type { LlmClient } from '../llm/types.ts';
 import { evidenceKey, keySegment } from '../store/keys.ts';
-import type { EvidenceStore, JsonObject, RunStore, SampleStatus } from '../store/ports.ts';
+import type { EvidenceStore, Json, JsonObject, RunStore, SampleStatus } from '../store/ports.ts';
 import { reportThrottle } from '../store/rate-gate.ts';
 import { discoverHandler } from './discover/handler.ts';
+import { storedVerdict } from './judge-run.ts';
 import { manifestedEvidence } from './manifested-evidence.ts';
 import { mergeRun } from './merge.ts';
 import { planRun } from './planner.ts';
@@ -58,6 +60,8 @@ const SliceEvent = Ids.extend({
   /** Less working time than the configured budget, for a caller with less time left (the queue). */
   budgetMs: z.number().int().positive().optional(),
   crash: z.object({ Error: z.string().optional(), Cause: z.string().optional() }).optional(),
+  /** The Judge state: rule on the finished sample instead of working on it. */
+  judge: z.literal(true).optional(),
 });
 const PlanEvent = Ids.extend({ prompt: z.string().min(1), concurrency: z.number().int().min(1).optional() });
 
@@ -73,6 +77,8 @@ function parseEvent<T>(schema: z.ZodType<T>, event: unknown, what: string): T {
 export interface SliceOutput {
   final: boolean;
   status: SampleStatus | 'cancelled';
+  /** The sample ended and its spec asks for the judge (the state machine's Judge state follows). */
+  judge?: boolean;
 }
 
 async function authState(deps: RunDeps, tenant: string, spec: TaskSpec): Promise<StorageState | undefined> {
@@ -220,12 +226,46 @@ export function runHandlers(deps: RunDeps) {
     return { final: true, status: stored?.status ?? 'failed' };
   }
 
+  /** The Judge state: the verdict on a finished sample, chained into its evidence. */
+  async function judgeSample(e: z.infer<typeof SliceEvent>): Promise<SliceOutput> {
+    const run = await deps.runStore.getRun(e.tenant, e.runId);
+    if (!run) throw new Error(`run ${e.runId} not found`);
+    const spec = await loadSpec(deps.evidence, run);
+    const judgeModel = typeof spec.judge === 'object' ? spec.judge.model : undefined;
+    const llm = await deps.llmFor(judgeModel ?? spec.model);
+    const verdict = await judgeStoredSample(
+      { runStore: deps.runStore, evidence: manifestedEvidence(deps.evidence, e.tenant, e.runId, e.sampleId) },
+      e.tenant,
+      e.runId,
+      e.sampleId,
+      judgeTaskFromSpec(spec as unknown as { [k: string]: Json }),
+      llm,
+    );
+    deps.log?.({
+      level: 'info',
+      msg: 'judged',
+      tenant: e.tenant,
+      runId: e.runId,
+      sampleId: e.sampleId,
+      verdict: verdict.verdict,
+    });
+    const stored = await deps.runStore.getResult(e.tenant, e.runId, e.sampleId);
+    return { final: true, status: (stored?.status ?? 'failed') as SampleStatus };
+  }
+
   async function slice(event: unknown): Promise<SliceOutput> {
     const e = parseEvent(SliceEvent, event, 'slice');
     if (e.crash) return recordCrash(e);
+    if (e.judge) return judgeSample(e);
     const { tenant, runId, sampleId } = e;
     const done = await deps.runStore.getResult(tenant, runId, sampleId);
-    if (done) return { final: true, status: done.status };
+    if (done) {
+      // A slice retried after the result was written: the judge still follows if it has not ruled.
+      const ran = await deps.runStore.getRun(tenant, runId);
+      const asked = ran ? (await loadSpec(deps.evidence, ran)).judge : undefined;
+      const ruled = asked ? await storedVerdict(deps.evidence, tenant, runId, sampleId) : undefined;
+      return { final: true, status: done.status, ...(asked && !ruled ? { judge: true } : {}) };
+    }
     const run = await deps.runStore.getRun(tenant, runId);
     if (!run) throw new Error(`run ${runId} not found`);
     // A cancelled run leaves unfinished samples as they are: a resume picks them up.
@@ -290,7 +330,7 @@ export function runHandlers(deps: RunDeps) {
       });
     deps.log?.({ level: 'info', msg: 'slice end', tenant, runId, sampleId, step: state.step, status, final });
     deps.onSlice?.({ sampleId, status, final });
-    return { final, status };
+    return { final, status, ...(final && spec.judge ? { judge: true } : {}) };
   }
 
   async function plan(event: unknown): Promise<ExecutionInput> {

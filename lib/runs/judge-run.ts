@@ -63,7 +63,7 @@ export async function judgeRun(
     });
   }
   // Merged again only once the run itself was merged: a run still going is merged at its end.
-  if (run.manifestHead) await mergeRun(deps.runStore, deps.evidence, tenant, runId);
+  if (run.manifestHead) await mergeRun(deps.runStore, deps.evidence, tenant, runId, { verdicts: true });
   return judged;
 }
 

@@ -56,7 +56,7 @@ export function startLocalRun(
   const pauses =
     options.retryPauseMs !== undefined
       ? Object.fromEntries(
-          [STATE.plan, STATE.discover, STATE.slice, STATE.crash, STATE.merge].map((s) => [
+          [STATE.plan, STATE.discover, STATE.slice, STATE.crash, STATE.judge, STATE.merge].map((s) => [
             s,
             options.retryPauseMs!,
           ]),
@@ -70,6 +70,8 @@ export function startLocalRun(
         [STATE.slice]: local(handlers.slice),
         // Record crash is the slice function called with the caught error (as on Lambda).
         [STATE.crash]: local(handlers.slice),
+        // So is the Judge state: the slice function called with `judge: true`.
+        [STATE.judge]: local(handlers.slice),
         [STATE.merge]: local(handlers.merge),
       },
       ...(pauses ? { retryIntervalOverrides: pauses } : {}),

@@ -3,7 +3,7 @@
  * `results.json`, totals on the run, and the manifest over every evidence file.
  */
 import { stringify } from 'csv-stringify/sync';
-import { evidenceKey } from '../store/keys.ts';
+import { evidenceKey, sampleEvidenceKey } from '../store/keys.ts';
 import { sealManifest } from '../store/manifest-store.ts';
 import type {
   EvidenceStore,
@@ -29,6 +29,8 @@ export interface RunTotals {
   durationMs: number;
   /** Sum of the samples' own working time. */
   sampleMs: number;
+  /** The judge's verdicts, when it ruled on the run. */
+  verdicts?: Record<SampleVerdict['verdict'], number>;
 }
 
 const num = (v: Json | undefined) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
@@ -83,6 +85,14 @@ export interface CsvOptions {
    * page-derived text instead of running it as a formula.
    */
   raw?: boolean;
+  /** The judge's verdicts by sample id: adds `verdict` and `verdict_reason` columns. */
+  verdicts?: Map<string, SampleVerdict>;
+}
+
+/** What combined.csv and the totals keep of a judge's verdict. */
+export interface SampleVerdict {
+  verdict: 'pass' | 'fail' | 'uncertain';
+  reasoning: string;
 }
 
 /** combined.csv text (pure): fixed columns, then every data field in order of first appearance. */
@@ -105,7 +115,8 @@ export function combinedCsv(
       for (const k of Object.keys(obj)) if (!fields.includes(k)) fields.push(k);
     } else if (r.data !== null) scalarData = true;
   }
-  const fixed = ['sample_id', 'url', 'status', 'reason'];
+  const judged = options.verdicts && options.verdicts.size > 0 ? options.verdicts : undefined;
+  const fixed = ['sample_id', 'url', 'status', 'reason', ...(judged ? ['verdict', 'verdict_reason'] : [])];
   const tail = ['prompt_tokens', 'completion_tokens', 'cost_usd'];
   // A data field named like one of our columns keeps its value under a prefixed name.
   const dataCols = fields.map((f) =>
@@ -120,6 +131,7 @@ export function combinedCsv(
       s.url,
       r?.status ?? s.status,
       r?.reason ?? s.reason ?? '',
+      ...(judged ? [judged.get(s.sampleId)?.verdict ?? '', judged.get(s.sampleId)?.reasoning ?? ''] : []),
       ...fields.map((f) => cell(obj?.[f])),
       ...(scalarData ? [obj ? '' : cell(r?.data)] : []),
       cell(r?.usage.promptTokens),
@@ -143,6 +155,7 @@ export async function mergeRun(
   evidence: EvidenceStore,
   tenant: string,
   runId: string,
+  opts: { verdicts?: boolean } = {},
 ): Promise<MergeOutput> {
   const run = await runStore.getRun(tenant, runId);
   if (!run) throw new Error(`run ${runId} not found`);
@@ -150,12 +163,19 @@ export async function mergeRun(
     runStore.listSamples(tenant, runId),
     runStore.listResults(tenant, runId),
   ]);
+  const verdicts =
+    opts.verdicts || run.spec.judge ? await verdictsOf(evidence, tenant, runId, results) : undefined;
   const totals = totalsOf(run, samples, results);
+  if (verdicts?.size) {
+    const counts = { pass: 0, fail: 0, uncertain: 0 };
+    for (const v of verdicts.values()) counts[v.verdict]++;
+    totals.verdicts = counts;
+  }
   // The merged files go into the run's own manifest part; the samples' files are in theirs already.
   const runFiles = manifestedEvidence(evidence, tenant, runId);
   const csv = await runFiles.put(
     evidenceKey(tenant, runId, 'combined.csv'),
-    combinedCsv(samples, results),
+    combinedCsv(samples, results, verdicts ? { verdicts } : {}),
     'text/csv',
   );
   const json = await runFiles.put(
@@ -175,4 +195,32 @@ export async function mergeRun(
     ...(status === 'failed' ? { reason: `${unfinished} samples have no result` } : {}),
   });
   return { totals, csvKey: csv.key, resultsKey: json.key, manifestHead };
+}
+
+/** The verdicts stored beside the samples' evidence (`judge.json`), read a few at a time. */
+async function verdictsOf(
+  evidence: EvidenceStore,
+  tenant: string,
+  runId: string,
+  results: ResultRecord[],
+): Promise<Map<string, SampleVerdict>> {
+  const out = new Map<string, SampleVerdict>();
+  const AT_ONCE = 16;
+  for (let i = 0; i < results.length; i += AT_ONCE)
+    await Promise.all(
+      results.slice(i, i + AT_ONCE).map(async (r) => {
+        const bytes = await evidence
+          .get(sampleEvidenceKey(tenant, runId, r.sampleId, 'judge.json'))
+          .catch(() => undefined);
+        if (!bytes) return;
+        try {
+          const v = JSON.parse(new TextDecoder().decode(bytes)) as SampleVerdict;
+          if (v.verdict === 'pass' || v.verdict === 'fail' || v.verdict === 'uncertain')
+            out.set(r.sampleId, { verdict: v.verdict, reasoning: String(v.reasoning ?? '') });
+        } catch {
+          // An unreadable verdict is left out; verify names the file if it was tampered with.
+        }
+      }),
+    );
+  return out;
 }

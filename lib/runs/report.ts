@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { keySegment } from '../store/keys.ts';
 import type { EvidenceStore, Json, ResultRecord, RunRecord, RunStore, SampleRecord } from '../store/ports.ts';
+import { storedVerdict } from './judge-run.ts';
 import { totalsOf } from './merge.ts';
 
 export interface ReportSample {
@@ -13,6 +14,8 @@ export interface ReportSample {
   result?: ResultRecord;
   shots: { key: string; sha256: string; dataUri?: string }[];
   actions: Json;
+  /** The judge's verdict, when it ruled on the sample. */
+  verdict?: { verdict: string; reasoning: string };
 }
 
 const esc = (s: string) =>
@@ -64,7 +67,7 @@ export function renderReport(run: RunRecord, samples: ReportSample[]): string {
   );
   const counts = Object.entries(totals.counts).filter(([, n]) => n > 0);
   const rows = samples
-    .map(({ sample, result, shots, actions }) => {
+    .map(({ sample, result, shots, actions, verdict }) => {
       const status = result?.status ?? sample.status;
       const tokens = Number(result?.usage.promptTokens ?? 0) + Number(result?.usage.completionTokens ?? 0);
       const cost = Number(result?.usage.costUsd ?? 0);
@@ -78,7 +81,7 @@ export function renderReport(run: RunRecord, samples: ReportSample[]): string {
       return (
         `<tr class="sample" data-status="${esc(status)}" data-sample="${esc(sample.sampleId)}">` +
         `<td>${esc(sample.sampleId)}<br><a href="${esc(sample.url)}">${esc(sample.url)}</a></td>` +
-        `<td class="status">${esc(status)}</td><td class="reason">${esc(result?.reason ?? sample.reason ?? '')}</td>` +
+        `<td class="status">${esc(status)}${verdict ? `<br><span class="verdict" data-verdict="${esc(verdict.verdict)}" title="${esc(verdict.reasoning)}">judge: ${esc(verdict.verdict)}</span>` : ''}</td><td class="reason">${esc(result?.reason ?? sample.reason ?? '')}</td>` +
         `<td><pre class="data">${esc(JSON.stringify(result?.data ?? null, null, 2))}</pre></td>` +
         `<td class="tokens">${tokens}</td><td class="cost">${cost.toFixed(6)}</td>` +
         `<td>${timeline || '—'}<details><summary>action log</summary><pre class="actions">${esc(JSON.stringify(actions, null, 2))}</pre></details></td></tr>`
@@ -144,7 +147,14 @@ export async function buildReport(
         actions = Buffer.from(log).toString('utf8');
       }
     }
-    out.push({ sample, ...(result ? { result } : {}), shots, actions });
+    const verdict = result ? await storedVerdict(evidence, tenant, runId, sample.sampleId) : undefined;
+    out.push({
+      sample,
+      ...(result ? { result } : {}),
+      shots,
+      actions,
+      ...(verdict ? { verdict: { verdict: verdict.verdict, reasoning: verdict.reasoning } } : {}),
+    });
   }
   return renderReport(run, out);
 }

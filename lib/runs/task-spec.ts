@@ -92,6 +92,29 @@ export const TaskSpecSchema = z
       .default(50)
       .describe('slices (Lambda invocations) per sample before it is failed as stuck'),
     discovery: DiscoverySchema.optional(),
+    judge: z
+      .union([
+        z.boolean(),
+        z
+          .object({
+            rubric: z
+              .array(z.string().min(1).max(1000))
+              .max(50)
+              .optional()
+              .describe('extra criteria, one per item'),
+            expectedAnswer: z.string().min(1).max(4000).optional().describe('the answer the data must hold'),
+            model: z
+              .string()
+              .regex(/^[a-z-]+\/.+$/, 'written "provider/model", e.g. openai/gpt-4.1-mini')
+              .optional()
+              .describe("the judge's model (default: the run's)"),
+          })
+          .strict(),
+      ])
+      .optional()
+      .describe(
+        'the judge rules on every finished sample from its evidence (the Judge state); verdicts in combined.csv',
+      ),
     computerUse: z
       .object({
         model: z

@@ -1,12 +1,18 @@
+import { parse } from 'csv-parse/sync';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../lib/api/app.ts';
 import { localRunsApi } from '../../lib/api/runs-local.ts';
 import { JUDGE_FILE, judgeStoredSample, judgeTaskFromSpec } from '../../lib/judge/index.ts';
+import { runHandlers } from '../../lib/runs/handlers.ts';
+import { startLocalRun } from '../../lib/runs/local-runner.ts';
+import { buildReport } from '../../lib/runs/report.ts';
 import { createRun } from '../../lib/runs/run-records.ts';
 import { parseTaskSpec } from '../../lib/runs/task-spec.ts';
-import { sampleEvidenceKey } from '../../lib/store/keys.ts';
+import { verifyWholeRun } from '../../lib/runs/verify-run.ts';
+import { evidenceKey, sampleEvidenceKey } from '../../lib/store/keys.ts';
 import { openPage, startBrowser } from '../support/browser.ts';
+import { startFixtureServer } from '../support/fixture-server.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
 import { client } from '../support/ops-env.ts';
 import {
@@ -16,7 +22,7 @@ import {
   plantSample,
   truthfulReply,
 } from '../support/planted-runs.ts';
-import { tempStores } from '../support/runs-env.ts';
+import { finishWith, headingIn, runDeps, tempStores } from '../support/runs-env.ts';
 import { serveOnLoopback } from '../support/serve.ts';
 
 const TENANT = 'acme';
@@ -188,6 +194,70 @@ describe('the judge rules on finished samples from their evidence', () => {
       expect(JSON.stringify(await bad.json())).toContain('sampleId');
     } finally {
       server.close();
+    }
+  });
+
+  it('a run spec with judge: the Judge state rules on each sample, verdicts in combined.csv and the totals, the chain intact', async () => {
+    const site = await startFixtureServer();
+    const runStores = await tempStores('bfn-judged-run-');
+    const before = llm.requests.length;
+    llm.setHandler((req) =>
+      req.schemaName === 'judge_verdict'
+        ? {
+            json: {
+              keyPoints: openPointsIn(req.text).map((o) => ({
+                index: o.index,
+                met: 'yes',
+                evidenceStep: 1,
+                why: 'shown',
+              })),
+              blockedBy: 'none',
+              impossibleTask: false,
+              reasoning: 'the heading is on the page',
+            },
+          }
+        : finishWith({ title: headingIn(req) ?? null }, req),
+    );
+    try {
+      const spec = parseTaskSpec({
+        goal: 'report the product name as title',
+        requiredFields: ['title'],
+        maxSteps: 3,
+        judge: true,
+      });
+      const input = await createRun(runStores.runStore, runStores.evidence, {
+        tenant: 'judged',
+        spec,
+        samples: [
+          { sampleId: 'kettle', url: `${site.url}/products/steel-kettle.html`, input: {} },
+          { sampleId: 'lamp', url: `${site.url}/products/red-lamp.html`, input: {} },
+        ],
+      });
+      await startLocalRun(input, runHandlers(runDeps(runStores, browser, site, llm)), { retryPauseMs: 1 })
+        .result;
+      const judgeCalls = llm.requests.slice(before).filter((r) => r.schemaName === 'judge_verdict');
+      expect(judgeCalls).toHaveLength(2);
+      const csv = new TextDecoder().decode(
+        await runStores.evidence.get(evidenceKey('judged', input.runId, 'combined.csv')),
+      );
+      const rows = parse(csv, { columns: true }) as Record<string, string>[];
+      expect(rows.map((r) => [r.sample_id, r.status, r.verdict])).toEqual([
+        ['kettle', 'done', 'pass'],
+        ['lamp', 'done', 'pass'],
+      ]);
+      const run = await runStores.runStore.getRun('judged', input.runId);
+      expect((run?.totals as { verdicts: Record<string, number> }).verdicts).toEqual({
+        pass: 2,
+        fail: 0,
+        uncertain: 0,
+      });
+      const report = await buildReport(runStores.runStore, runStores.evidence, 'judged', input.runId);
+      expect(report).toContain('data-verdict="pass"');
+      const check = await verifyWholeRun(runStores.runStore, runStores.evidence, 'judged', input.runId);
+      expect(check?.ok).toBe(true);
+    } finally {
+      await site.close();
+      await runStores.cleanup();
     }
   });
 });

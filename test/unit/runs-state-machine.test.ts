@@ -63,10 +63,26 @@ describe('run state machine (ASL)', () => {
     expect(retry[0]!.ErrorEquals).toContain('Lambda.TooManyRequestsException');
     expect(retry[0]!.BackoffRate).toBeGreaterThan(1);
     expect(loop[STATE.ended]).toMatchObject({
-      Choices: [{ Variable: '$.slice.final', BooleanEquals: true, Next: STATE.sampleDone }],
+      Choices: [
+        {
+          And: [
+            { Variable: '$.slice.final', BooleanEquals: true },
+            { Variable: '$.slice.judge', IsPresent: true },
+            { Variable: '$.slice.judge', BooleanEquals: true },
+          ],
+          Next: STATE.judge,
+        },
+        { Variable: '$.slice.final', BooleanEquals: true, Next: STATE.sampleDone },
+      ],
       Default: STATE.slice,
     });
     expect(loop[STATE.crash]!.Next).toBe(STATE.sampleDone);
+    // The Judge state is the slice function asked to judge; its failure never fails the sample.
+    expect(loop[STATE.judge]).toMatchObject({
+      Parameters: { 'tenant.$': '$.tenant', 'runId.$': '$.runId', 'sampleId.$': '$.sampleId', judge: true },
+      Next: STATE.sampleDone,
+      Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.judgeError', Next: STATE.sampleDone }],
+    });
     // The state that travels is ids only, never the agent's state.
     expect(slice.Parameters).toEqual({
       'tenant.$': '$.tenant',
