@@ -5,6 +5,7 @@
  * `%name%` placeholders before anything is kept.
  */
 import type { Page } from 'playwright-core';
+import { settle } from '../browser/settle.ts';
 import { type PageCandidate, readCandidates } from './candidates.ts';
 import { locateByXPath } from './locate.ts';
 import { redactText } from './redact.ts';
@@ -14,23 +15,74 @@ export interface ElementRecording {
   role: string;
   name: string;
   candidates: PageCandidate[];
-  after?: { url: string; navigated: boolean; value?: string; checked?: boolean };
+  after?: {
+    url: string;
+    navigated: boolean;
+    value?: string;
+    checked?: boolean;
+    /** A line of text the action made appear on the same page ("Saved to your list"). */
+    appeared?: string;
+  };
 }
 
-export async function recordBefore(page: Page, locator: DurableLocator): Promise<ElementRecording> {
+/** A recording in progress: the page's text lines before the action are kept only until it is done. */
+export interface PendingRecording extends ElementRecording {
+  linesBefore?: string[];
+}
+
+const MAX_LINES = 5000;
+
+async function visibleLines(page: Page): Promise<string[] | undefined> {
+  return page
+    .evaluate(
+      (max) =>
+        (document.body?.innerText ?? '')
+          .split('\n')
+          .map((l) => l.replace(/\s+/g, ' ').trim())
+          .filter(Boolean)
+          .slice(0, max),
+      MAX_LINES,
+    )
+    .catch(() => undefined);
+}
+
+/**
+ * The line worth checking for next time: new, short, made of words (digits are usually this
+ * sample's own: prices, counts, dates), and holding no secret.
+ */
+export function appearedLine(
+  before: readonly string[],
+  after: readonly string[],
+  secrets?: Record<string, string>,
+): string | undefined {
+  const old = new Set(before);
+  return after.find(
+    (l) =>
+      !old.has(l) &&
+      l.length >= 3 &&
+      l.length <= 60 &&
+      /\p{L}{2}/u.test(l) &&
+      !/\d/.test(l) &&
+      redactText(l, secrets) === l,
+  );
+}
+
+export async function recordBefore(page: Page, locator: DurableLocator): Promise<PendingRecording> {
   const candidates = await readCandidates(page, locator).catch(() => [
     { kind: 'xpath' as const, value: locator.xpath },
   ]);
-  return { role: locator.role, name: locator.name, candidates };
+  const linesBefore = await visibleLines(page);
+  return { role: locator.role, name: locator.name, candidates, ...(linesBefore ? { linesBefore } : {}) };
 }
 
 export async function recordAfter(
   page: Page,
-  rec: ElementRecording,
+  pending: PendingRecording,
   locator: DurableLocator,
   urlBefore: string,
   secrets?: Record<string, string>,
 ): Promise<ElementRecording> {
+  const { linesBefore, ...rec } = pending;
   const url = page.url();
   const after: NonNullable<ElementRecording['after']> = { url, navigated: url !== urlBefore };
   if (!after.navigated) {
@@ -51,6 +103,13 @@ export async function recordAfter(
       await found.handle.dispose();
       if (state.value !== undefined) after.value = redactText(state.value, secrets);
       if (state.checked !== undefined) after.checked = state.checked;
+    }
+    if (linesBefore) {
+      // A message the click brings up renders a moment later.
+      await settle(page, { timeoutMs: 800, quietMs: 50 }).catch(() => undefined);
+      const now = await visibleLines(page);
+      const line = now ? appearedLine(linesBefore, now, secrets) : undefined;
+      if (line) after.appeared = line;
     }
   }
   return { ...rec, after };

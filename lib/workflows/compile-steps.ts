@@ -17,7 +17,7 @@ export interface RecordedAction {
   instruction?: string;
   urlBefore: string;
   /** What the page showed after it. */
-  after?: { url?: string; value?: string; checked?: boolean };
+  after?: { url?: string; value?: string; checked?: boolean; appeared?: string };
 }
 
 const NOUN: Record<string, string> = {
@@ -120,6 +120,9 @@ export function pinnedNode(alias: string, a: RecordedAction, lifted: string | un
   }
   if ((a.method === 'check' || a.method === 'uncheck') && a.after?.checked !== undefined)
     post.push({ kind: 'checked', equals: a.after.checked });
+  // A press that stayed on the page and brought up a message: the message is its effect.
+  if (a.after?.appeared && post.every((p) => p.kind !== 'url') && a.method !== 'fill')
+    post.push({ kind: 'text', contains: a.after.appeared });
   const postconditions = post.length ? { postconditions: post } : {};
   const description = `${a.method} ${describeElement(a.role, a.name)}`;
   if (a.method === 'fill' || a.method === 'select')

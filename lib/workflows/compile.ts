@@ -28,6 +28,7 @@ const Recorded = z.object({
       navigated: z.boolean(),
       value: z.string().optional(),
       checked: z.boolean().optional(),
+      appeared: z.string().optional(),
     })
     .optional(),
 });
@@ -221,6 +222,7 @@ export async function compileAgentSample(sample: AgentSample, opts: { page?: Pag
           ...(urlAfter ? { url: urlAfter } : {}),
           ...(r.after?.value !== undefined ? { value: r.after.value } : {}),
           ...(r.after?.checked !== undefined ? { checked: r.after.checked } : {}),
+          ...(r.after?.appeared && !r.after.navigated ? { appeared: r.after.appeared } : {}),
         },
       };
       const submit = a.tool === 'type' && a.input.submit === true;

@@ -1,6 +1,7 @@
 /** The pure parts of pinned targets, heals, compile and export (no browser). */
 import { describe, expect, it } from 'vitest';
 import { attributeSelectors, candidatesFrom, looksGenerated } from '../../lib/perception/candidates.ts';
+import { appearedLine } from '../../lib/perception/recording.ts';
 import { InputLifter, pinnedNode, urlPattern } from '../../lib/workflows/compile-steps.ts';
 import { ExportError, exportPlaywright } from '../../lib/workflows/export-playwright.ts';
 import { parseField, sameData } from '../../lib/workflows/extractor.ts';
@@ -67,6 +68,14 @@ describe('locator candidates', () => {
 });
 
 describe('post-conditions', () => {
+  it('records as "text appeared" only a new line of words: no digits, no secrets', () => {
+    expect(
+      appearedLine(['Cart', 'Total $5'], ['Cart', 'Total $7', '2 items added', 'Saved to your list']),
+    ).toBe('Saved to your list');
+    expect(appearedLine(['a'], ['Welcome back, hunter2'], { pw: 'hunter2' })).toBeUndefined();
+    expect(appearedLine(['Cart'], ['Cart'])).toBeUndefined();
+  });
+
   it('matches URL globs on the whole URL, * only', () => {
     expect(urlMatches('*/cart*', 'http://127.0.0.1:9/cart?id=1')).toBe(true);
     expect(urlMatches('*/cart*', 'http://127.0.0.1:9/product/1')).toBe(false);
