@@ -30,8 +30,9 @@ export function headingIn(req: RecordedRequest): string | undefined {
 }
 
 /**
- * The model's answer that ends a sample with `data`: the one place that knows the reply shape of the
- * agent's step (today the one-step binding's extract reply; the agent's own `done` when it lands).
+ * The model's answer that ends a sample with `data`: the one place that knows both reply shapes (the
+ * agent's `done` on its decision call, or extract mode's one read). Pass the request: without it the
+ * answer has the extract shape, which an agent-mode sample rejects on every step.
  */
 export function finishWith(data: Record<string, unknown>, req?: RecordedRequest): ScriptedReply {
   // The agent mode's decision call ends the sample with its `done` tool; the extract mode's one call
