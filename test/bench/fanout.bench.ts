@@ -127,7 +127,7 @@ async function main() {
   if (!discovery) throw new Error('the Discover state did not run');
   const fanoutMs = end - fanoutStart;
   const results = await stores.runStore.listResults('bench', input.runId);
-  const outcome = new BenchOutcome('bench:fanout', 'samples');
+  const outcome = new BenchOutcome('bench:fanout', 'checks (URLs found, each sample, tokens)');
   outcome.record(discovery.urls === URLS, `discovery found ${discovery.urls} of the listing's ${URLS} URLs`);
   // Each sample must have read its own page's heading (the product number is in its URL).
   const urlOf = new Map(
