@@ -138,9 +138,15 @@ describe('agent({ mode: "cua" })', () => {
         : openAiComputerReply(r, [{ type: 'click', button: 'left', x: 480, y: 330 }]),
     );
     const before = env.llm.requests.length;
-    const result = await a
+    const result = (await a
       .agent({ mode: 'cua', model: { modelName: 'openai/computer-use-preview', apiKey: 'sk-cua' } } as never)
-      .execute({ instruction: 'approve the request', maxSteps: 4 });
+      .execute({ instruction: 'approve the request', maxSteps: 4 })) as unknown as {
+      success: boolean;
+      completed: boolean;
+      message: string;
+      actions: { type: string }[];
+      usage?: { input_tokens: number };
+    };
     const sent = env.llm.requests.slice(before);
     expect(sent[0]!.path).toMatch(/\/responses$/);
     expect(sent[0]!.headers.authorization).toBe('Bearer sk-cua');

@@ -7,7 +7,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { CoordinateAction, MouseButton, Point } from '../../actions/coordinates.ts';
 import { parseChord } from '../../actions/coordinates.ts';
-import type { Json } from '../../store/ports.ts';
 import { toLlmError } from '../errors.ts';
 import { costOf } from '../pricing.ts';
 import type { Usage } from '../types.ts';
@@ -16,6 +15,7 @@ import {
   type ComputerUseConfig,
   type ComputerUseModel,
   type Conversation,
+  type ConversationData,
   MAX_IMAGES_PER_REQUEST,
   type TurnInput,
 } from './types.ts';
@@ -214,7 +214,7 @@ export function anthropicComputerModel(config: ComputerUseConfig): ComputerUseMo
         sent.push({ role: 'assistant', content: res.content as unknown as Block[] });
         return {
           turn: { calls, message, usage },
-          conversation: { provider: 'anthropic', data: sent as unknown as Json },
+          conversation: { provider: 'anthropic', data: sent as unknown as ConversationData },
         };
       } catch (err) {
         throw toLlmError(err, label);

@@ -7,7 +7,6 @@
 import { type Content, Environment, GoogleGenAI, type Part } from '@google/genai';
 import type { CoordinateAction, Point } from '../../actions/coordinates.ts';
 import { parseChord } from '../../actions/coordinates.ts';
-import type { Json } from '../../store/ports.ts';
 import { toLlmError } from '../errors.ts';
 import { costOf } from '../pricing.ts';
 import type { Usage } from '../types.ts';
@@ -15,6 +14,7 @@ import {
   type ComputerCall,
   type ComputerUseConfig,
   type ComputerUseModel,
+  type ConversationData,
   MAX_IMAGES_PER_REQUEST,
   type TurnInput,
 } from './types.ts';
@@ -194,7 +194,7 @@ export function googleComputerModel(config: ComputerUseConfig): ComputerUseModel
         if (reply) sent.push(reply);
         return {
           turn: { calls, message, usage },
-          conversation: { provider: 'google', data: sent as unknown as Json },
+          conversation: { provider: 'google', data: sent as unknown as ConversationData },
         };
       } catch (err) {
         throw toLlmError(err, label);

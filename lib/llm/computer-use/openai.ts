@@ -7,11 +7,16 @@
 import OpenAI from 'openai';
 import type { CoordinateAction } from '../../actions/coordinates.ts';
 import { parseChord } from '../../actions/coordinates.ts';
-import type { Json } from '../../store/ports.ts';
 import { toLlmError } from '../errors.ts';
 import { costOf } from '../pricing.ts';
 import type { Usage } from '../types.ts';
-import type { ComputerCall, ComputerUseConfig, ComputerUseModel, TurnInput } from './types.ts';
+import type {
+  ComputerCall,
+  ComputerUseConfig,
+  ComputerUseModel,
+  ConversationData,
+  TurnInput,
+} from './types.ts';
 
 type ToolCall = OpenAI.Responses.ResponseComputerToolCall;
 type OneAction = NonNullable<ToolCall['action']>;
@@ -163,7 +168,7 @@ export function openAiComputerModel(config: ComputerUseConfig): ComputerUseModel
         };
         return {
           turn: { calls, message, usage },
-          conversation: { provider: 'openai', data: kept as unknown as Json },
+          conversation: { provider: 'openai', data: kept as unknown as ConversationData },
         };
       } catch (err) {
         throw toLlmError(err, label);

@@ -5,7 +5,6 @@
  * provider needs is plain JSON, so an agent's state can carry it between slices.
  */
 import type { CoordinateAction } from '../../actions/coordinates.ts';
-import type { Json } from '../../store/ports.ts';
 import type { Usage } from '../types.ts';
 
 export type ComputerUseProvider = 'anthropic' | 'openai' | 'google';
@@ -54,8 +53,17 @@ export interface Turn {
   usage: Usage;
 }
 
+/** Plain JSON (what JSON.parse gives back): the shape each provider's conversation is kept in. */
+export type ConversationData =
+  | string
+  | number
+  | boolean
+  | null
+  | ConversationData[]
+  | { [key: string]: ConversationData };
+
 /** A provider's conversation so far, plain JSON (messages, or a response id kept by the provider). */
-export type Conversation = { provider: ComputerUseProvider; data: Json };
+export type Conversation = { provider: ComputerUseProvider; data: ConversationData };
 
 export interface ComputerUseModel {
   readonly config: ComputerUseConfig;
