@@ -108,11 +108,14 @@ function uniquenessInPage(
       return false;
     }
   });
-  const same = arg.text
-    ? [...root.querySelectorAll(el.localName)].filter(
-        (o) => ((o as HTMLElement).innerText ?? '').replace(/\s+/g, ' ').trim() === arg.text,
-      ).length
-    : 0;
+  // innerText lays out each element: on a page with thousands of links, give the text candidate up.
+  const peers = arg.text ? root.querySelectorAll(el.localName) : [];
+  const same =
+    arg.text && peers.length <= 1500
+      ? [...peers].filter(
+          (o) => ((o as HTMLElement).innerText ?? '').replace(/\s+/g, ' ').trim() === arg.text,
+        ).length
+      : 0;
   return { unique, uniqueText: same === 1 };
 }
 
