@@ -10,6 +10,7 @@ import { executeCoordinate } from '../../actions/coordinate-execute.ts';
 import { describeCoordinateAction } from '../../actions/coordinates.ts';
 import { createComputerUseModel, resolveComputerUseModel } from '../../llm/computer-use/index.ts';
 import type { ComputerUseModel, Conversation } from '../../llm/computer-use/types.ts';
+import { spentOn } from '../../llm/spent.ts';
 import { LlmError } from '../../llm/types.ts';
 import { redactText } from '../../perception/redact.ts';
 import type { Json } from '../../store/ports.ts';
@@ -158,6 +159,9 @@ export async function runCuaSlice(
         }
         if (state.step % CHECKPOINT_EVERY === 0) await keep('interval');
       } catch (err) {
+        // A failed turn still pays for any reply it received.
+        const spent = spentOn(err);
+        if (spent) addToUsage(state, spent);
         if (classify(err) === 'infra') {
           state.infraErrorsInRow += 1;
           lastError = firstLine(err);
