@@ -1,5 +1,7 @@
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { spentOn } from '../llm/spent.ts';
+import type { Usage } from '../llm/types.ts';
 import { OpError } from '../ops/types.ts';
 
 const STATUS: Record<string, ContentfulStatusCode> = {
@@ -25,7 +27,16 @@ export interface ErrorPayload {
     url?: string;
     /** The same request may well work if sent again. */
     retryable?: boolean;
+    /** Tokens the failed call had spent (model replies are billed even when they did not fit). */
+    usage?: Usage;
   };
+}
+
+/** The failed call's spend on the payload, when it spent anything. */
+function withUsage(body: ErrorPayload, err: unknown): ErrorPayload {
+  const spent = spentOn(err);
+  if (spent && spent.promptTokens + spent.completionTokens > 0) body.error.usage = spent;
+  return body;
 }
 
 /** Any failure as `{ error: { kind, message } }` with a status a client can branch on. */
@@ -35,7 +46,7 @@ export function toErrorResponse(err: unknown): { status: ContentfulStatusCode; b
     if (err.url) body.error.url = err.url;
     if (err.kind === 'browser_crashed') body.error.retryable = true;
     if (err.candidates?.length) body.error.candidates = err.candidates;
-    return { status: STATUS[err.kind] ?? 500, body };
+    return { status: STATUS[err.kind] ?? 500, body: withUsage(body, err) };
   }
   if (err instanceof HTTPException) {
     const status = err.status as ContentfulStatusCode;
@@ -51,7 +62,7 @@ export function toErrorResponse(err: unknown): { status: ContentfulStatusCode; b
   const e = err as Error & { kind?: string };
   if (e?.name === 'LlmError') {
     const kind = e.kind === 'no_model' ? 'no_model' : 'model';
-    return { status: STATUS[kind] ?? 502, body: { error: { kind, message: e.message } } };
+    return { status: STATUS[kind] ?? 502, body: withUsage({ error: { kind, message: e.message } }, err) };
   }
   if (e?.name === 'SnapshotError')
     return { status: 400, body: { error: { kind: 'invalid', message: e.message } } };

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { runAgent } from '../../lib/agent/run-agent.ts';
 import type { StepRecord } from '../../lib/agent/state.ts';
+import { createApp } from '../../lib/api/app.ts';
 import { ProgressTally } from '../../lib/cli/progress.ts';
 import { createLlmClient } from '../../lib/llm/client.ts';
 import { metered, spentOn } from '../../lib/llm/spent.ts';
@@ -204,5 +205,34 @@ describe('a run whose model answers in the wrong shape', () => {
     } finally {
       await stores.cleanup();
     }
+  });
+});
+
+describe('an API call whose model answers in the wrong shape', () => {
+  it('fails with the tokens it spent in the error, equal to what the server billed', async () => {
+    const app = createApp({
+      keys: new Map([['k', 't']]),
+      policy: { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] },
+      browser: async () => browser,
+      env: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: llm.openaiBaseURL },
+    });
+    llm.setHandler(() => ({ json: { rows: 'not what was asked' } }));
+    const served = servedFrom(llm);
+    const res = await app.request('/v1/extract', {
+      method: 'POST',
+      headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `${site.url}/products.html`, instruction: 'all product names' }),
+    });
+    expect(res.status).toBe(502);
+    const body = (await res.json()) as {
+      error: { kind: string; message: string; usage?: { promptTokens: number; completionTokens: number } };
+    };
+    expect(body.error.kind).toBe('model');
+    expect(body.error.message).toMatch(/wrong shape/);
+    const billed = served();
+    expect(billed.replies).toBe(2);
+    expect((body.error.usage?.promptTokens ?? 0) + (body.error.usage?.completionTokens ?? 0)).toBe(
+      billed.tokens,
+    );
   });
 });
