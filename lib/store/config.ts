@@ -8,6 +8,9 @@
  *   BROWSERFN_S3_ENDPOINT      S3 endpoint override (tests: s3rver; path-style addressing is used)
  *   BROWSERFN_RUNS_DIR         local RunStore root (default `.browserfn/runs`)
  *   BROWSERFN_EVIDENCE_DIR     local EvidenceStore root (default `evidence`)
+ *   BROWSERFN_WORKFLOWS_DIR    local WorkflowStore root (default `.browserfn/workflows`; on AWS the
+ *                              run table + bucket hold workflows)
+ *   BROWSERFN_WORKFLOW_VERIFY_AFTER  identical successes before a workflow version is verified (default 3)
  *
  * Region and credentials: AWS_REGION and AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN
  * from the env given, else the AWS SDK's usual chain (profiles, roles).
@@ -16,16 +19,21 @@ import { resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoRunStore } from './dynamo-run-store.ts';
+import { DynamoWorkflowStore } from './dynamo-workflow-store.ts';
 import { LocalEvidenceStore } from './local-evidence-store.ts';
 import { LocalRunStore } from './local-run-store.ts';
+import { LocalWorkflowStore } from './local-workflow-store.ts';
 import type { EvidenceStore, RunStore } from './ports.ts';
 import { S3EvidenceStore } from './s3-evidence-store.ts';
+import { DEFAULT_VERIFY_AFTER, type WorkflowStore } from './workflow-ports.ts';
 
 export interface Stores {
   runs: RunStore;
   evidence: EvidenceStore;
+  /** Versioned workflows (issue 23): the run table + bucket on AWS, local files otherwise. */
+  workflows: WorkflowStore;
   /** Where each store lives, for logs and the CLI (`dynamodb:<table>`, `s3://bucket/prefix`, a path). */
-  describe: { runs: string; evidence: string };
+  describe: { runs: string; evidence: string; workflows: string };
 }
 
 export interface StoreConfigOptions {
@@ -64,8 +72,9 @@ export function storesFromEnv(env: Env = process.env, options: StoreConfigOption
     options.dataDir ?? (onLambda ? (nonEmpty(env.BROWSERFN_DATA_DIR) ?? '/tmp/browserfn') : undefined);
   const cwd = dataDir ?? options.cwd ?? process.cwd();
   const defaults = dataDir
-    ? { runs: 'runs', evidence: 'evidence' }
-    : { runs: '.browserfn/runs', evidence: 'evidence' };
+    ? { runs: 'runs', evidence: 'evidence', workflows: 'workflows' }
+    : { runs: '.browserfn/runs', evidence: 'evidence', workflows: '.browserfn/workflows' };
+  const verifyAfter = verifyAfterFrom(env.BROWSERFN_WORKFLOW_VERIFY_AFTER);
   const table = nonEmpty(env.BROWSERFN_TABLE);
   const bucket = nonEmpty(env.BROWSERFN_BUCKET);
   const dynamoEndpoint = checkEndpoint('BROWSERFN_DYNAMO_ENDPOINT', nonEmpty(env.BROWSERFN_DYNAMO_ENDPOINT));
@@ -102,6 +111,8 @@ export function storesFromEnv(env: Env = process.env, options: StoreConfigOption
 
   let runs: RunStore;
   let runsWhere: string;
+  let workflows: WorkflowStore;
+  let workflowsWhere: string;
   if (table) {
     if (!bucket) {
       // Large checkpoints and results leave the table for the bucket; a Lambda has no lasting disk.
@@ -114,11 +125,30 @@ export function storesFromEnv(env: Env = process.env, options: StoreConfigOption
     });
     runs = new DynamoRunStore({ client, table, blobs: evidence });
     runsWhere = `dynamodb:${table}`;
+    workflows = new DynamoWorkflowStore({ client, table, blobs: evidence, verifyAfter });
+    workflowsWhere = `dynamodb:${table}`;
   } else {
     const root = resolve(cwd, nonEmpty(env.BROWSERFN_RUNS_DIR) ?? defaults.runs);
     runs = new LocalRunStore(root);
     runsWhere = root;
+    workflowsWhere = resolve(cwd, nonEmpty(env.BROWSERFN_WORKFLOWS_DIR) ?? defaults.workflows);
+    workflows = new LocalWorkflowStore(workflowsWhere, { verifyAfter });
   }
 
-  return { runs, evidence, describe: { runs: runsWhere, evidence: evidenceWhere } };
+  return {
+    runs,
+    evidence,
+    workflows,
+    describe: { runs: runsWhere, evidence: evidenceWhere, workflows: workflowsWhere },
+  };
+}
+
+function verifyAfterFrom(value: string | undefined): number {
+  const text = nonEmpty(value);
+  if (text === undefined) return DEFAULT_VERIFY_AFTER;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1 || n > 1000) {
+    throw new Error(`BROWSERFN_WORKFLOW_VERIFY_AFTER must be a whole number from 1 to 1000, got "${text}"`);
+  }
+  return n;
 }
