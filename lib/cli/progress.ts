@@ -8,7 +8,8 @@ export interface SampleDone {
   sampleId: string;
   status: string;
   tokens: number;
-  costUsd: number;
+  /** Undefined when the model has no known price: the cost is then unknown, not free. */
+  costUsd: number | undefined;
   /** Why a sample did not end `done` (its result's reason). */
   reason?: string;
 }
@@ -27,6 +28,8 @@ export class ProgressTally {
   running = new Set<string>();
   tokens = 0;
   costUsd = 0;
+  /** Some tokens were spent at no known price: the sum in `costUsd` is then not the cost. */
+  unpriced = false;
   private readonly startedMs: number;
 
   constructor(
@@ -44,9 +47,28 @@ export class ProgressTally {
   }
 
   /** A model call's tokens and cost, counted the moment it returns. */
-  spend(u: { promptTokens: number; completionTokens: number; costUsd?: number }): void {
-    this.tokens += u.promptTokens + u.completionTokens;
-    this.costUsd += u.costUsd ?? 0;
+  spend(u: { promptTokens: number; completionTokens: number; costUsd?: number | undefined }): void {
+    this.count(u.promptTokens + u.completionTokens, u.costUsd);
+  }
+
+  /**
+   * What the samples finished before this process (a resume) spent, so the line shows the run's
+   * totals rather than the totals since the resume.
+   */
+  carry(before: { tokens: number; costUsd: number | undefined }): void {
+    this.count(before.tokens, before.costUsd);
+  }
+
+  /** The cost as a reader should see it: dollars, or "unknown" when any part had no price. */
+  cost(): string {
+    return this.unpriced ? 'unknown' : `$${this.costUsd.toFixed(4)}`;
+  }
+
+  private count(tokens: number, costUsd: number | undefined): void {
+    this.tokens += tokens;
+    if (costUsd === undefined) {
+      if (tokens > 0) this.unpriced = true;
+    } else this.costUsd += costUsd;
   }
 
   start(sampleId: string): void {
@@ -58,8 +80,7 @@ export class ProgressTally {
     if (ENDED_WELL.has(s.status)) this.done++;
     else this.failed++;
     if (this.live) return;
-    this.tokens += s.tokens;
-    this.costUsd += s.costUsd;
+    this.count(s.tokens, s.costUsd);
   }
 
   /** Pages per minute over this process's work, and seconds left at that pace. */
@@ -76,7 +97,7 @@ export class ProgressTally {
     return (
       `${this.skipped + this.done + this.failed}/${this.total} · done ${this.skipped + this.done} · failed ${this.failed}` +
       ` · running ${this.running.size} · ${perMinute.toFixed(1)} pages/min · ${this.tokens} tokens` +
-      ` · $${this.costUsd.toFixed(4)}${etaSeconds !== undefined ? ` · ETA ${etaSeconds}s` : ''}`
+      ` · ${this.cost()}${etaSeconds !== undefined ? ` · ETA ${etaSeconds}s` : ''}`
     );
   }
 }
@@ -118,7 +139,7 @@ export function progressView(
       running: t.running.size,
       rate: perMinute.toFixed(1),
       tokens: t.tokens,
-      cost: t.costUsd.toFixed(4),
+      cost: t.unpriced ? 'unknown' : t.costUsd.toFixed(4),
       eta_s: etaSeconds === undefined ? '?' : `${etaSeconds}s`,
     };
   };

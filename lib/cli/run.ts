@@ -132,11 +132,18 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
   // The operator named these URLs: their hosts may be loaded (redirects elsewhere are still checked).
   const policy = mergePolicy(policyFromEnv(), { allowHosts: [...new Set(hosts)] });
   const samples = await runStore.listSamples(CLI_TENANT, input.runId);
-  const finished = (await runStore.listResults(CLI_TENANT, input.runId)).length;
+  const earlier = await runStore.listResults(CLI_TENANT, input.runId);
+  const finished = earlier.length;
   out(
     `run ${input.runId} started: ${samples.length} samples${finished ? `, ${finished} already finished` : ''}`,
   );
   const tally = new ProgressTally(samples.length, finished, Date.now(), true);
+  // After a resume the line shows the run's totals: what the samples finished before spent counts too.
+  for (const r of earlier)
+    tally.carry({
+      tokens: Number(r.usage.promptTokens ?? 0) + Number(r.usage.completionTokens ?? 0),
+      costUsd: r.usage.costUsd === undefined ? undefined : Number(r.usage.costUsd),
+    });
   const view = progressView(process.stderr, tally, (s) => out(s));
   const handlers = runHandlers({
     runStore,
@@ -158,7 +165,7 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
           sampleId: e.sampleId,
           status: e.status,
           tokens: Number(r?.usage.promptTokens ?? 0) + Number(r?.usage.completionTokens ?? 0),
-          costUsd: Number(r?.usage.costUsd ?? 0),
+          costUsd: r?.usage.costUsd === undefined ? undefined : Number(r.usage.costUsd),
           ...(r?.reason ? { reason: r.reason } : {}),
         };
         tally.finish(finishedSample);
@@ -191,6 +198,7 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
       .map(([k, n]) => `${n} ${k}`)
       .join(', ')}`,
   );
+  out(`spent: ${tally.tokens} tokens, cost ${tally.cost()}`);
   out(`combined.csv: ${evidence.pathOf(evidenceKey(CLI_TENANT, input.runId, 'combined.csv'))}`);
   // Kept outside both stores, the head lets `verify --head` catch even a rewritten manifest and run record.
   if (run?.manifestHead)

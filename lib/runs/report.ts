@@ -66,11 +66,21 @@ export function renderReport(run: RunRecord, samples: ReportSample[]): string {
     samples.flatMap((s) => (s.result ? [s.result] : [])),
   );
   const counts = Object.entries(totals.counts).filter(([, n]) => n > 0);
+  const unpriced = samples.some(
+    ({ result: r }) =>
+      r !== undefined &&
+      r.usage.costUsd === undefined &&
+      Number(r.usage.promptTokens ?? 0) + Number(r.usage.completionTokens ?? 0) > 0,
+  );
   const rows = samples
     .map(({ sample, result, shots, actions, verdict }) => {
       const status = result?.status ?? sample.status;
       const tokens = Number(result?.usage.promptTokens ?? 0) + Number(result?.usage.completionTokens ?? 0);
-      const cost = Number(result?.usage.costUsd ?? 0);
+      // Tokens spent at no known price make the cost unknown: "$0" would claim it was free.
+      const cost =
+        tokens > 0 && result?.usage.costUsd === undefined
+          ? 'unknown'
+          : Number(result?.usage.costUsd ?? 0).toFixed(6);
       const timeline = shots
         .map(
           (s, i) =>
@@ -83,7 +93,7 @@ export function renderReport(run: RunRecord, samples: ReportSample[]): string {
         `<td>${esc(sample.sampleId)}<br><a href="${esc(sample.url)}">${esc(sample.url)}</a></td>` +
         `<td class="status">${esc(status)}${verdict ? `<br><span class="verdict" data-verdict="${esc(verdict.verdict)}" title="${esc(verdict.reasoning)}">judge: ${esc(verdict.verdict)}</span>` : ''}</td><td class="reason">${esc(result?.reason ?? sample.reason ?? '')}</td>` +
         `<td><pre class="data">${esc(JSON.stringify(result?.data ?? null, null, 2))}</pre></td>` +
-        `<td class="tokens">${tokens}</td><td class="cost">${cost.toFixed(6)}</td>` +
+        `<td class="tokens">${tokens}</td><td class="cost">${cost}</td>` +
         `<td>${timeline || '—'}<details><summary>action log</summary><pre class="actions">${esc(JSON.stringify(actions, null, 2))}</pre></details></td></tr>`
       );
     })
@@ -97,7 +107,7 @@ export function renderReport(run: RunRecord, samples: ReportSample[]): string {
 <h1>Run ${esc(run.runId)}</h1>
 <p class="totals"><span>status <b id="run-status">${esc(run.status)}</b></span><span>samples <b id="total-samples">${totals.samples}</b></span>
 ${counts.map(([k, n]) => `<span>${esc(k)} <b class="count" data-status="${esc(k)}">${n}</b></span>`).join('')}
-<span>tokens <b id="total-tokens">${totals.promptTokens + totals.completionTokens}</b></span><span>cost <b id="total-cost">$${totals.costUsd.toFixed(4)}</b></span>
+<span>tokens <b id="total-tokens">${totals.promptTokens + totals.completionTokens}</b></span><span>cost <b id="total-cost">${unpriced ? 'unknown' : `$${totals.costUsd.toFixed(4)}`}</b></span>
 <span>duration <b>${(totals.durationMs / 1000).toFixed(1)} s</b></span>${run.manifestHead ? `<span>manifest head <code id="manifest-head">${esc(run.manifestHead)}</code></span>` : ''}</p>
 <p><label>Show <select id="filter">${options}</select></label> — <span id="shown"></span> shown</p>
 <table><thead><tr><th>sample</th><th>status</th><th>reason</th><th>data</th><th>tokens</th><th>cost $</th><th>evidence</th></tr></thead>
