@@ -15,8 +15,23 @@ export function parse(
     const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
     return { flags: values as Flags, positionals };
   } catch (err) {
-    throw new UsageError((err as Error).message.split('\n')[0] ?? 'bad arguments');
+    throw new UsageError(optionProblem(err as Error & { code?: string }));
   }
+}
+
+/**
+ * Node's parseArgs messages in our own words: its unknown-option hint ends on an unbalanced quote and
+ * its "ambiguous" one spans three lines, while a usage error is one line naming the option.
+ */
+export function optionProblem(err: { message: string; code?: string | undefined }): string {
+  const name = /'(-{1,2}[^'\s<=]+)/.exec(err.message)?.[1];
+  if (!name) return err.message.split('\n')[0] || 'bad arguments';
+  if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION')
+    return `unknown option ${name} (a value that starts with "-" goes after "--")`;
+  if (/does not take an argument/.test(err.message)) return `${name} takes no value`;
+  if (/argument missing|ambiguous/.test(err.message))
+    return `${name} needs a value (to give one that starts with "-", write ${name}=-…)`;
+  return err.message.split('\n')[0] ?? 'bad arguments';
 }
 
 export function intFlag(flags: Flags, name: string): number | undefined {
