@@ -1,6 +1,8 @@
 /**
  * The run state machine as Amazon States Language (JSONPath), built by one pure function so AWS Step
- * Functions and the local runner (aws-local-stepfunctions) execute the same definition.
+ * Functions and the local runner (aws-local-stepfunctions) execute the same states; only the Samples
+ * Map differs (Distributed over S3 on AWS, inline locally: that engine has no ItemReader/ResultWriter;
+ * test/support/deployed-asl.ts runs the `aws` variant through a shim for those two).
  *
  *   Plan? ─(prompt given)→ Plan ─┐
  *     └──────────────────────────┴→ Discover? ─(discovery given)→ Discover ─┐

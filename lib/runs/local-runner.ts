@@ -1,6 +1,7 @@
 /**
- * Runs the run state machine on this machine: the same ASL as on AWS (infra/state-machine.ts, local
- * mode), executed by aws-local-stepfunctions with the task states bound to our handlers by name.
+ * Runs the run state machine on this machine: the ASL of infra/state-machine.ts in its local mode (the
+ * deployed states, with an inline Map instead of the Distributed one over S3), executed by
+ * aws-local-stepfunctions with the task states bound to our handlers by name.
  */
 import { StateMachine } from 'aws-local-stepfunctions';
 import { LOCAL_FUNCTIONS, runStateMachine, STATE } from '../../infra/state-machine.ts';
