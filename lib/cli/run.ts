@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { modelFor } from '../api/run-op.ts';
 import { mergePolicy, policyFromEnv } from '../browser/guard-policy.ts';
 import { sharedBrowser } from '../browser/session.ts';
+import { noModelError, resolveModelConfig } from '../llm/config.ts';
 import { metered } from '../llm/spent.ts';
 import { agentSliceRunner } from '../runs/agent-slice-binding.ts';
 import { runHandlers } from '../runs/handlers.ts';
@@ -79,6 +80,23 @@ async function samplesFrom(flags: Flags): Promise<Sample[]> {
   throw new UsageError('give the samples: --input samples.csv or --url URL');
 }
 
+/**
+ * A run whose samples talk to a model refuses up front when none is configured: otherwise every sample
+ * would crash on its first call while the bar counts them as pages done. A `computerUse` spec talks to
+ * its own computer-use model, named in the spec, so it is let through.
+ */
+function refuseWithoutModel(spec: { model?: unknown; computerUse?: unknown }): void {
+  if (spec.computerUse !== undefined) return;
+  const model = typeof spec.model === 'string' ? spec.model : undefined;
+  let config: ReturnType<typeof resolveModelConfig>;
+  try {
+    config = resolveModelConfig(model ? { model } : {});
+  } catch (err) {
+    throw new UsageError(`--model: ${(err as Error).message}`);
+  }
+  if (!config) throw new Error(`this run needs a model. ${noModelError().message}`);
+}
+
 export async function runCommand(argv: string[], out: (s: string) => void): Promise<number> {
   const { flags } = parse(argv, {
     task: { type: 'string' },
@@ -95,6 +113,12 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
   let input: ExecutionInput;
   let hosts: string[] = [];
   if (typeof flags.resume === 'string') {
+    const before = await runStore.getRun(CLI_TENANT, flags.resume).catch(() => undefined);
+    if (before)
+      refuseWithoutModel({
+        ...(before.spec as Record<string, unknown>),
+        ...(typeof flags.model === 'string' ? { model: flags.model } : {}),
+      });
     try {
       input = await resumeInput(
         runStore,
@@ -111,6 +135,8 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
     hosts = (await runStore.listSamples(CLI_TENANT, flags.resume)).map((s) => new URL(s.url).host);
   } else if (typeof flags.prompt === 'string') {
     if (!flags.prompt.trim()) throw new UsageError('--prompt is empty');
+    // The planner turns the prompt into a spec with a model call, and the samples need one after it.
+    refuseWithoutModel(typeof flags.model === 'string' ? { model: flags.model } : {});
     input = await createRun(runStore, evidence, {
       tenant: CLI_TENANT,
       prompt: flags.prompt,
@@ -121,6 +147,7 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
     if (typeof flags.task !== 'string')
       throw new UsageError('give --task spec.json, --prompt "…" or --resume RUN_ID');
     const spec = await specFrom(flags, concurrency);
+    refuseWithoutModel(spec);
     // A spec with a discovery block finds its own samples (the Discover state) unless some are given.
     const discovering = spec.discovery !== undefined && flags.input === undefined && flags.url === undefined;
     const samples = discovering ? [] : await samplesFrom(flags);
