@@ -4,6 +4,7 @@ import { act, assertKnownVariables } from '../ops/act.ts';
 import { extract } from '../ops/extract.ts';
 import { observe } from '../ops/observe.ts';
 import { OpError } from '../ops/types.ts';
+import type { WorkflowStore } from '../store/workflow-ports.ts';
 import { type AgentRouteDeps, registerAgentRoute } from './agent-route.ts';
 import { assertKeyRing, type KeyRing, tenantFor } from './auth.ts';
 import { limitBody } from './body-limit.ts';
@@ -23,6 +24,7 @@ import {
 } from './schemas.ts';
 import type { StagehandService } from './stagehand/index.ts';
 import { type CallRate, callRateWait, DEFAULT_CALLS_PER_TENANT, TenantGate } from './tenant-gate.ts';
+import { registerWorkflowRoutes } from './workflows.ts';
 
 export interface AppDeps extends OpDeps, Pick<AgentRouteDeps, 'agentStores'> {
   keys: KeyRing;
@@ -43,6 +45,8 @@ export interface AppDeps extends OpDeps, Pick<AgentRouteDeps, 'agentStores'> {
   callRate?: CallRate | undefined;
   /** Run status, results, report and evidence reads one key may have in progress (default 8). */
   maxReadsPerTenant?: number;
+  /** The workflow store (/v1/workflows…, lib/api/workflows.ts); absent: those routes answer 404. */
+  workflows?: WorkflowStore;
 }
 
 /** The calls that open a page and hold it until they answer. */
@@ -390,6 +394,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     registerRunRoutes(app, deps.runs);
     registerJudgeRoute(app, deps.runs, deps);
   }
+  if (deps.workflows) registerWorkflowRoutes(app, { store: deps.workflows });
   registerAgentRoute(app, deps);
   return app;
 }

@@ -104,6 +104,7 @@ export async function startServer(options: ServeOptions = {}) {
     log,
     stagehand,
     runs,
+    workflows: stores.workflows,
     ...(positive(env.BROWSERFN_MAX_CALLS_PER_KEY)
       ? { maxCallsPerTenant: positive(env.BROWSERFN_MAX_CALLS_PER_KEY)! }
       : {}),
