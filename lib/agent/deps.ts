@@ -27,6 +27,8 @@ export interface AgentDeps {
   onStep?: (step: StepRecord) => void;
   /** Aborted when the caller stopped waiting (its deadline, a client gone): no step or action follows. */
   signal?: AbortSignal;
+  /** How long one tool call may take before it counts as failed (default TOOL_TIMEOUT_MS, 60 s; tests). */
+  toolTimeoutMs?: number;
   /** Computer-use mode's model; built from `task.computerUse.model` and the environment when absent. */
   computerUse?: ComputerUseModel;
 }

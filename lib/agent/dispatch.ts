@@ -57,6 +57,8 @@ export interface DispatchContext {
   checkNavigation?: ((url: string) => Promise<void>) | undefined;
   /** The caller stopped waiting: the calls left are not carried out. */
   signal?: AbortSignal | undefined;
+  /** One tool call's limit (default TOOL_TIMEOUT_MS). */
+  toolTimeoutMs?: number | undefined;
 }
 
 const urlPath = (url: string) => {
@@ -292,7 +294,7 @@ export async function dispatch(
     const key = actionKey(call, ctx.page.url());
     let r: Omit<ToolResult, 'ms' | 'key' | 'tool' | 'input'>;
     try {
-      r = await withTimeout(TOOL_TIMEOUT_MS, call.tool, runTool(ctx, call, current));
+      r = await withTimeout(ctx.toolTimeoutMs ?? TOOL_TIMEOUT_MS, call.tool, runTool(ctx, call, current));
     } catch (err) {
       // A tool whose model call failed (an extract answered in the wrong shape) still spent tokens.
       const spent = spentOn(err);

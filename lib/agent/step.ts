@@ -230,6 +230,7 @@ export async function runStep(rt: SliceRuntime): Promise<StepOutcome> {
       variables: deps.variables,
       checkNavigation: deps.checkNavigation,
       signal: deps.signal,
+      toolTimeoutMs: deps.toolTimeoutMs,
     },
     calls,
   );
