@@ -22,7 +22,7 @@ beforeAll(async () => {
       ['key-a', 'tenant-a'],
       ['key-b', 'tenant-b'],
     ]),
-    policy: { allowPrivate: false },
+    policy: { allowPrivate: false, allowHosts: [] },
     browser: async () => {
       throw new Error('these routes never open a browser');
     },
