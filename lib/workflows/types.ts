@@ -72,6 +72,13 @@ export interface CursorFrame {
   iteration?: { alias: string; index: number; as: string; item: Json };
   /** Inside a handle: attempt number of its body. */
   attempt?: number;
+  /** What this list belongs to: the root, or the control node (by path) whose body it is. */
+  kind?: 'root' | 'iterate' | 'route' | 'group' | 'handle-body' | 'handle-fallback';
+  /** Path of the control node that owns this list. */
+  owner?: string;
+  /** An iterate's elements (evaluated once when it starts) and each iteration's outputs so far. */
+  items?: Json[];
+  collected?: Json[];
 }
 
 /** A workflow run's state as plain JSON: checkpointed between slices like `AgentState`. */
