@@ -336,12 +336,10 @@ export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
     const raw = rawArg === 'true';
     const run = await runStore.getRun(tenant, runId);
     if (!run) return notFound(c, runId);
-    const [samples, results] = await Promise.all([
-      runStore.listSamples(tenant, runId),
-      runStore.listResults(tenant, runId),
-    ]);
+    // The JSON answer is the results alone: the samples (every one of a big run) only for the CSV rows.
+    const results = await runStore.listResults(tenant, runId);
     if (format === 'csv')
-      return c.body(combinedCsv(samples, results, { raw }), 200, {
+      return c.body(combinedCsv(await runStore.listSamples(tenant, runId), results, { raw }), 200, {
         'content-type': 'text/csv; charset=utf-8',
       });
     return c.json({ runId, status: run.status, results });

@@ -4,11 +4,8 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { ID_RULE, ID_RULE_TEXT } from '../../store/names.ts';
 import type { Json } from '../../store/ports.ts';
-
-// The id rule of the API's run ids (lib/store/names.ts once that lands: one rule for every edge).
-const ID_RULE = /^[\w.@:+-]{1,128}$/;
-const ID_RULE_TEXT = '1–128 letters, digits or . _ - @ : + (no spaces or slashes)';
 
 const HttpUrl = z
   .string()
