@@ -113,6 +113,14 @@ const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string; abo
       'Re-hashes every evidence file of a run against its hash-chained manifest; names the first entry that\n' +
       'no longer matches (edited, removed, reordered, added). Exit 1 when the evidence does not verify.',
   },
+  workflow: {
+    run: async () => (await import('./workflow.ts')).workflowCommand,
+    usage:
+      'browserfn workflow validate <file.json> | export <id|file.json> --playwright [--version N] [--out f.ts] | save <file.json> [--id ID] | list',
+    about:
+      'Workflows (see README "Workflows"): validate a document (every problem named by node alias and field),\n' +
+      'export one as a standalone playwright-core script, save a file as the next version of its id, list them.',
+  },
   judge: {
     run: async () => (await import('./judge.ts')).judgeCommand,
     usage: 'browserfn judge <run-id> [--sample ID] [--model M] [--out DIR]',
