@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modelFor, noting } from '../api/run-op.ts';
+import { pageGone } from '../browser/navigate.ts';
 import { closeSharedBrowser } from '../browser/session.ts';
 import { forCommandLine } from '../llm/config.ts';
 import { act } from '../ops/act.ts';
@@ -54,19 +55,27 @@ async function withContext<T>(
   const stop = startWaitNotice(waiting);
   try {
     const cacheDir = process.env.BROWSERFN_CACHE_DIR ?? join(process.cwd(), '.browserfn', 'cache');
-    const result = await fn({
-      page: session.page,
-      checkNavigation: session.checkNavigation,
-      pageProblem: () => session.problem(),
-      ...(llm ? { llm: noting(llm, waiting) } : {}),
-      ...(vars ? { variables: vars } : {}),
-      ...(flags['no-cache'] ? {} : { cache: new ActionCache(new LocalCacheStore(join(cacheDir, 'cli'))) }),
-      options: {
-        ...(typeof flags.selector === 'string' ? { selector: flags.selector } : {}),
-        ...(vision ? { vision: vision as 'fallback' } : {}),
-        ...(budget ? { budget } : {}),
-      },
-    });
+    let result: T;
+    try {
+      result = await fn({
+        page: session.page,
+        checkNavigation: session.checkNavigation,
+        pageProblem: () => session.problem(),
+        ...(llm ? { llm: noting(llm, waiting) } : {}),
+        ...(vars ? { variables: vars } : {}),
+        ...(flags['no-cache'] ? {} : { cache: new ActionCache(new LocalCacheStore(join(cacheDir, 'cli'))) }),
+        options: {
+          ...(typeof flags.selector === 'string' ? { selector: flags.selector } : {}),
+          ...(vision ? { vision: vision as 'fallback' } : {}),
+          ...(budget ? { budget } : {}),
+        },
+      });
+    } catch (err) {
+      // A page that answered 404/410 is why nothing was found on it: say that, not "could not resolve".
+      const status = session.status();
+      const gone = status === undefined ? undefined : pageGone(status, page.url, page.url);
+      throw gone ? new Error(`${gone}, so there was nothing to work on (${page.url})`) : err;
+    }
     const status = session.status();
     return status === undefined ? (result as T & { status?: number }) : { ...result, status };
   } finally {
@@ -82,9 +91,19 @@ export async function actCommand(argv: string[], out: (s: string) => void): Prom
   const instruction = positionals[1];
   if (!instruction?.trim()) throw new UsageError('missing "<instruction>"');
   const acted = await withContext(page, flags, (ctx) => act(ctx, instruction));
+  // A page that answered 404/410 is why nothing was found on it: say that, not "could not resolve".
+  const gone =
+    !acted.success && acted.status !== undefined ? pageGone(acted.status, acted.url, acted.url) : undefined;
+  const message = (m: string) => (gone ? `${gone}, so there was nothing to act on` : forCommandLine(m));
   const result = acted.error
-    ? { ...acted, error: { ...acted.error, message: forCommandLine(acted.error.message) } }
-    : acted;
+    ? {
+        ...acted,
+        ...(gone ? { message: message(acted.message) } : {}),
+        error: { ...acted.error, message: message(acted.error.message) },
+      }
+    : gone
+      ? { ...acted, message: message(acted.message) }
+      : acted;
   out(JSON.stringify(result, null, 2));
   // The JSON is for programs; a failure also gets its one line for the person at the terminal.
   if (!result.success)
