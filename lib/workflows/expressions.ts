@@ -19,6 +19,8 @@ export class ExpressionError extends Error {
 export const EXPRESSION_TIMEOUT_MS = 2000;
 /** Deepest call recursion an expression may reach. */
 export const EXPRESSION_MAX_DEPTH = 200;
+/** Largest scope (as JSON) an expression may read: bigger data belongs in storage, not a workflow. */
+export const EXPRESSION_MAX_INPUT_BYTES = 5_000_000;
 
 const compiled = new Map<string, ReturnType<typeof jsonata>>();
 
@@ -50,6 +52,13 @@ export const EXPRESSION_MAX_SEQUENCE = 100_000;
  */
 export async function evaluate(expression: string, scope: JsonObject): Promise<Json> {
   parseExpression(expression);
+  // Checked before the run: JSONata's guardrails bound what it builds, not what it is handed.
+  const size = JSON.stringify(scope).length;
+  if (size > EXPRESSION_MAX_INPUT_BYTES)
+    throw new ExpressionError(
+      expression,
+      `its data is ${size} bytes, over the ${EXPRESSION_MAX_INPUT_BYTES}-byte limit`,
+    );
   const expr = jsonata(expression, {
     timeout: EXPRESSION_TIMEOUT_MS,
     stack: EXPRESSION_MAX_DEPTH,

@@ -54,6 +54,8 @@ function aliasAt(raw: unknown, path: (string | number)[]): string | undefined {
 interface Walk {
   issues: WorkflowIssue[];
   seen: Set<string>;
+  /** Declared input names and `url` (the sample's URL, always given): `{{inputs.x}}` must name one. */
+  inputs: Set<string>;
 }
 
 /** Names a template root may use at this point: inputs, context, earlier aliases, enclosing `as`. */
@@ -79,13 +81,15 @@ function checkNode(node: WorkflowNode, path: string, known: Set<string>, w: Walk
           'a %secret% may only be typed into the page (a fill value or typed text), never sent to a model',
         );
       for (const p of templatePaths(value)) {
-        const root = p.split('.')[0]!;
-        if (!known.has(root))
+        const [root, name] = p.split('.') as [string, string | undefined];
+        if (root === 'inputs' && (!name || !w.inputs.has(name)))
+          at(field, `{{${p}}} names no declared input (declared: ${[...w.inputs].join(', ') || 'none'})`);
+        else if (!known.has(root))
           at(field, `{{${p}}} names "${root}", which is no input, context, earlier node or loop item here`);
       }
       return;
     }
-    if (Array.isArray(value)) value.forEach((v, i) => visit(v, `${field}.${i}`, key));
+    if (Array.isArray(value)) for (const [i, v] of value.entries()) visit(v, `${field}.${i}`, key);
     else if (value && typeof value === 'object')
       for (const [k, v] of Object.entries(value)) {
         if (k === 'nodes' || k === 'otherwise' || k === 'fallback' || k === 'branches') continue;
@@ -100,9 +104,8 @@ function checkNode(node: WorkflowNode, path: string, known: Set<string>, w: Walk
       inner(node.config.nodes, `${path}.config.nodes`, new Set([...known, node.config.as]));
       break;
     case 'route':
-      node.config.branches.forEach((b, i) =>
-        inner(b.nodes, `${path}.config.branches.${i}.nodes`, new Set(known)),
-      );
+      for (const [i, b] of node.config.branches.entries())
+        inner(b.nodes, `${path}.config.branches.${i}.nodes`, new Set(known));
       if (node.config.otherwise) inner(node.config.otherwise, `${path}.config.otherwise`, new Set(known));
       break;
     case 'handle':
@@ -155,7 +158,11 @@ export function validateWorkflow(
     });
     return { ok: false, issues };
   }
-  const w: Walk = { issues: [], seen: new Set() };
+  const w: Walk = {
+    issues: [],
+    seen: new Set(),
+    inputs: new Set(['url', ...Object.keys(parsed.data.inputs)]),
+  };
   const known = new Set(['inputs', 'context']);
   checkList(parsed.data.nodes, 'nodes', known, w);
   for (const [name, input] of Object.entries(parsed.data.inputs))
