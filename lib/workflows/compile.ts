@@ -12,7 +12,13 @@ import { candidatesFrom } from '../perception/candidates.ts';
 import { toLocator } from '../perception/locate.ts';
 import { Aliases, InputLifter, navigateNode, pinnedNode, type RecordedAction } from './compile-steps.ts';
 import { deriveExtractor } from './extractor.ts';
-import { LocatorCandidateSchema, type Workflow, type WorkflowNode, WorkflowSchema } from './schema.ts';
+import {
+  type LocatorCandidate,
+  LocatorCandidateSchema,
+  type Workflow,
+  type WorkflowNode,
+  WorkflowSchema,
+} from './schema.ts';
 
 export class CompileError extends Error {
   override name = 'CompileError';
@@ -129,6 +135,27 @@ function finish(doc: unknown): Workflow {
   return got.data;
 }
 
+/** The element a computer-use click was recorded on, as a pinned target's identity and candidates. */
+function pointerTarget(target: unknown, step: number): Omit<RecordedAction, 'method' | 'urlBefore'> {
+  const t = target as
+    | { locator?: { xpath?: string; role?: string; name?: string }; tag?: string }
+    | undefined;
+  const xpath = t?.locator?.xpath;
+  if (!xpath)
+    throw new CompileError(
+      `step ${step + 1}: a computer-use click landed on no element, so it cannot be pinned`,
+    );
+  if (t.tag === 'canvas')
+    throw new CompileError(
+      `step ${step + 1}: a click at a point of a <canvas> cannot be pinned to an element (where inside it matters); keep that step to the computer-use agent`,
+    );
+  const role = t.locator?.role ?? '';
+  const name = t.locator?.name ?? '';
+  const candidates: LocatorCandidate[] = [{ kind: 'xpath', value: xpath }];
+  if (role && name) candidates.unshift({ kind: 'role', role, name });
+  return { role, name, candidates };
+}
+
 /**
  * An agent sample → workflow. With `page` left on the sample's final page, the result's data is
  * pinned as a deterministic extractor checked against that page; without it, it stays a model
@@ -151,6 +178,8 @@ export async function compileAgentSample(sample: AgentSample, opts: { page?: Pag
   const nodes: WorkflowNode[] = [
     navigateNode(aliases.make('open_start_page'), lifter.url(startUrl), 'open the start page'),
   ];
+  // The element a computer-use click landed on: where its typing and key presses went.
+  let pointer: Omit<RecordedAction, 'method' | 'urlBefore'> | undefined;
   for (const [s, step] of steps.entries()) {
     const ok = step.actions.filter((a) => a.ok);
     const nextUrl = steps[s + 1]?.url ?? result.url;
@@ -182,6 +211,54 @@ export async function compileAgentSample(sample: AgentSample, opts: { page?: Pag
             ...(schema ? { schema } : {}),
           },
         });
+        continue;
+      }
+      if (a.tool.startsWith('computer.')) {
+        const kind = a.tool.slice('computer.'.length);
+        const last = i === ok.length - 1;
+        if (kind === 'goto') {
+          const url = String(a.input.url ?? '');
+          nodes.push(navigateNode(aliases.make('go_to_page'), lifter.lift(url), `go to ${url}`));
+        } else if (kind === 'click') {
+          pointer = pointerTarget(a.input.target, s);
+          nodes.push(
+            pinnedNode(
+              aliases.make(`click_${pointer.name || pointer.role}`),
+              {
+                ...pointer,
+                method: 'click',
+                urlBefore: step.url,
+                after: last && nextUrl ? { url: nextUrl } : {},
+              },
+              undefined,
+            ),
+          );
+        } else if (kind === 'type' && pointer) {
+          const value = String(a.input.text ?? '');
+          nodes.push(
+            pinnedNode(
+              aliases.make(`fill_${pointer.name || pointer.role}`),
+              { ...pointer, method: 'fill', value, urlBefore: step.url, after: {} },
+              lifter.lift(value),
+            ),
+          );
+        } else if (kind === 'keys' && pointer) {
+          const key = (a.input.chord as string[] | undefined)?.join('+') ?? '';
+          nodes.push(
+            pinnedNode(
+              aliases.make(`press_${key}`),
+              {
+                ...pointer,
+                method: 'press',
+                value: key,
+                urlBefore: step.url,
+                after: last && nextUrl ? { url: nextUrl } : {},
+              },
+              undefined,
+            ),
+          );
+        }
+        // Moves, scrolls, waits and screenshots were how the model looked around: nothing to replay.
         continue;
       }
       if (!a.recorded) {

@@ -20,6 +20,8 @@ import { createRun } from '../../lib/runs/run-records.ts';
 import { parseTaskSpec } from '../../lib/runs/task-spec.ts';
 import { LocalEvidenceStore } from '../../lib/store/local-evidence-store.ts';
 import { LocalRunStore } from '../../lib/store/local-run-store.ts';
+import { compileAgentSample } from '../../lib/workflows/compile.ts';
+import { runWorkflow } from '../../lib/workflows/executor.ts';
 import { agentEnv, tempRoot } from '../support/agent-env.ts';
 import { startBrowser } from '../support/browser.ts';
 import {
@@ -232,7 +234,7 @@ describe('computer-use agents drive pages by screenshots and coordinates', () =>
           ])
         : anthropicComputerReply(r, [], 'CANNOT: no placeholder offered');
     });
-    const { state, requests } = await run(
+    const { state, steps, requests } = await run(
       { provider: 'anthropic', model: 'claude-sonnet-4' },
       '/cua/login.html',
       {},
@@ -240,6 +242,37 @@ describe('computer-use agents drive pages by screenshots and coordinates', () =>
     );
     expect(state.status).toBe('done');
     for (const r of requests) expect(JSON.stringify(r.body)).not.toContain(SECRET);
+
+    // The run compiles into a workflow by the elements its clicks landed on, and replays with no model.
+    const workflow = await compileAgentSample({
+      actionLog: steps,
+      result: { status: 'done', data: {}, url: state.url },
+    });
+    expect(workflow.nodes.map((n) => n.type)).toEqual([
+      'browser_action',
+      'browser_action',
+      'browser_action',
+      'browser_action',
+    ]);
+    expect(JSON.stringify(workflow)).not.toContain(SECRET);
+    const policy = mergePolicy(
+      { allowPrivate: false, allowHosts: [] },
+      { allowHosts: [`127.0.0.1:${site.port}`] },
+    );
+    const replay = await openSession({ browser, policy });
+    try {
+      const before = llm.requests.length;
+      const done = await runWorkflow(
+        workflow,
+        { tenant: 't', runId: 'replay', sampleId: 's', url: `${site.url}/cua/login.html`, inputs: {} },
+        { page: replay.page, checkNavigation: replay.checkNavigation, variables: { passphrase: SECRET } },
+      );
+      expect(done.status, done.reason).toBe('done');
+      expect(llm.requests.length).toBe(before);
+      expect(replay.page.url()).toMatch(/#unlocked$/);
+    } finally {
+      await replay.close();
+    }
   });
 
   it('paints a secret-holding field black in the screenshot the model gets', async () => {

@@ -299,7 +299,7 @@ async function turn(
       pending.push({ callId: call.callId, ok: false, message: `not available here: ${call.unsupported}` });
       record.actions.push({
         tool: 'computer',
-        input: null,
+        input: {},
         ok: false,
         outcome: `not available: ${call.unsupported}`,
         ms: 0,
