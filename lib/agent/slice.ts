@@ -7,7 +7,7 @@
 
 import { z } from 'zod';
 import { spentOn } from '../llm/spent.ts';
-import { LlmError } from '../llm/types.ts';
+import { type LlmClient, LlmError } from '../llm/types.ts';
 import { redactText } from '../perception/redact.ts';
 import { runCuaSlice } from './cua/slice.ts';
 import type { AgentDeps, AgentLogEvent, SliceOptions } from './deps.ts';
@@ -50,30 +50,41 @@ async function loadSteps(deps: AgentDeps, state: AgentState): Promise<StepRecord
 
 const hasData = (state: AgentState) => Object.keys(state.data).length > 0;
 
+/** The models asked for a history summary, in order: the summary model, then the main one. Pure. */
+export function summaryModels(deps: Pick<AgentDeps, 'llm' | 'summaryLlm'>): LlmClient[] {
+  return deps.summaryLlm && deps.summaryLlm !== deps.llm ? [deps.summaryLlm, deps.llm] : [deps.llm];
+}
+
 async function summarize(rt: SliceRuntime): Promise<void> {
   const { state, deps } = rt;
   const old = dueForSummary(state.step, state.history);
   if (!old) return;
-  const llm = deps.summaryLlm ?? deps.llm;
-  try {
-    const res = await llm.generate({
-      system: SUMMARY_SYSTEM,
-      messages: [
-        {
-          role: 'user',
-          content: `${state.summary ? `Summary so far: ${state.summary}\n` : ''}Steps:\n${old.map(historyLine).join('\n')}`,
-        },
-      ],
-      schema: z.object({ summary: z.string() }),
-      schemaName: 'history_summary',
-      maxTokens: 400,
-    });
-    addToUsage(state, res.usage);
-    state.summary = res.value.summary.slice(0, 1500);
-  } catch (err) {
-    const spent = spentOn(err);
-    if (spent) addToUsage(state, spent);
-    rt.log({ level: 'warn', msg: 'history summary failed; older steps dropped', error: firstLine(err) });
+  const content = `${state.summary ? `Summary so far: ${state.summary}\n` : ''}Steps:\n${old.map(historyLine).join('\n')}`;
+  // The cheaper summary model first; the main model is the fallback when it fails.
+  for (const [i, llm] of summaryModels(deps).entries()) {
+    try {
+      const res = await llm.generate({
+        system: SUMMARY_SYSTEM,
+        messages: [{ role: 'user', content }],
+        schema: z.object({ summary: z.string() }),
+        schemaName: 'history_summary',
+        maxTokens: 400,
+      });
+      addToUsage(state, res.usage);
+      state.summary = res.value.summary.slice(0, 1500);
+      break;
+    } catch (err) {
+      const spent = spentOn(err);
+      if (spent) addToUsage(state, spent);
+      const last = i === summaryModels(deps).length - 1;
+      rt.log({
+        level: 'warn',
+        msg: last
+          ? 'history summary failed; older steps dropped'
+          : 'summary model failed; asking the main model',
+        error: firstLine(err),
+      });
+    }
   }
   state.history = state.history.slice(-KEEP_AFTER_SUMMARY);
 }
@@ -184,7 +195,8 @@ export async function runSlice(input: AgentState, deps: AgentDeps, opts: SliceOp
           continue;
         }
         if (err instanceof LlmError && err.kind !== 'invalid_output') {
-          await stopWith(rt, `model error: ${firstLine(err)}`, false);
+          // Saved data is consolidated first (one small call; if it fails too the data is kept as saved).
+          await stopWith(rt, `model error: ${firstLine(err)}`, true);
           break;
         }
         // A reply in the wrong shape twice, or a page that could not be read: a lost step.

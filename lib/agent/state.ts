@@ -9,7 +9,8 @@ import type { Json, JsonObject, SampleStatus } from '../store/ports.ts';
 export const DEFAULT_MAX_STEPS = 20;
 export const DEFAULT_MAX_ACTIONS_PER_STEP = 3;
 export const DEFAULT_WALL_CLOCK_MS = 10 * 60_000;
-export const DEFAULT_MAX_INFRA_ERRORS = 3;
+/** Infrastructure errors in a row before the circuit breaker trips (the reference's 5). */
+export const DEFAULT_MAX_INFRA_ERRORS = 5;
 
 export const AgentTaskSchema = z
   .object({
@@ -31,7 +32,7 @@ export const AgentTaskSchema = z
     maxActionsPerStep: z.number().int().min(1).max(10).optional(),
     /** Working time of the sample across all its slices. */
     wallClockMs: z.number().int().min(1000).optional(),
-    /** Infrastructure errors in a row that stop the sample as retryable (default 3). */
+    /** Infrastructure errors in a row that stop the sample as retryable (default 5). */
     maxInfraErrors: z.number().int().min(1).max(50).optional(),
     /** Token budget for the page outline in each step's prompt (default 3000). */
     pageBudget: z.number().int().min(300).max(50_000).optional(),

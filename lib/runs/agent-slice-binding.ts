@@ -149,6 +149,7 @@ const agentModeRunner: SliceRunner = {
         evidence: deps.evidence,
         // A computer-use sample talks to its computer-use model only; no chat model is asked.
         llm: deps.llm ?? noChatModel,
+        ...(deps.summaryLlm ? { summaryLlm: deps.summaryLlm } : {}),
         newPage: deps.newPage,
         ...(deps.checkNavigation ? { checkNavigation: deps.checkNavigation } : {}),
         ...(deps.onThrottle ? { onThrottle: deps.onThrottle } : {}),

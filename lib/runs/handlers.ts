@@ -297,6 +297,7 @@ export function runHandlers(deps: RunDeps) {
       await pace(deps, tenant, spec, state.url, deadline);
       const storageState = await authState(deps, tenant, spec);
       const llm = await deps.llmFor(spec.model);
+      const summaryLlm = spec.summaryModel ? await deps.llmFor(spec.summaryModel) : undefined;
       state = await deps.slices.runSlice(
         state,
         {
@@ -304,6 +305,7 @@ export function runHandlers(deps: RunDeps) {
           // Whatever the slice stores is chained into this sample's manifest part.
           evidence: manifestedEvidence(deps.evidence, tenant, runId, sampleId),
           ...(llm ? { llm } : {}),
+          ...(summaryLlm ? { summaryLlm } : {}),
           newPage: async () => {
             const session = await openSession({
               browser: await deps.browser(),

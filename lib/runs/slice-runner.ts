@@ -22,6 +22,8 @@ export interface SliceTask {
   expectedItems?: number;
   vision?: 'fallback' | 'always' | 'never';
   wallClockMs?: number;
+  /** Infrastructure errors in a row that trip the circuit breaker. */
+  maxInfraErrors?: number;
   /** Computer-use mode: the provider's computer-use model drives the page by screenshots. */
   computerUse?: { model: string; format?: 'png' | 'jpeg' };
 }
@@ -58,6 +60,8 @@ export interface SliceDeps {
   runStore: RunStore;
   evidence: EvidenceStore;
   llm?: LlmClient;
+  /** A cheaper model for history summaries; `llm` when absent. */
+  summaryLlm?: LlmClient;
   /** A fresh isolated context (auth profile loaded) and its page; `close` ends the context. */
   newPage: () => Promise<{ page: Page; close: () => Promise<void> }>;
   checkNavigation?: (url: string) => Promise<void>;
@@ -95,6 +99,7 @@ export function taskFromSpec(spec: TaskSpec): SliceTask {
     ...(spec.expectedItems ? { expectedItems: spec.expectedItems } : {}),
     vision: spec.vision,
     ...(spec.wallClockSeconds ? { wallClockMs: spec.wallClockSeconds * 1000 } : {}),
+    ...(spec.maxInfraErrors ? { maxInfraErrors: spec.maxInfraErrors } : {}),
     ...(spec.computerUse ? { computerUse: spec.computerUse } : {}),
   };
 }

@@ -17,6 +17,7 @@ export const RateLimitSchema = z.object({
   ratePerSecond: z.number().positive().max(1000).describe('requests per second allowed on average'),
   burst: z.number().int().min(1).max(100).optional().describe('requests allowed at once after a pause'),
 });
+export type RateLimit = z.infer<typeof RateLimitSchema>;
 
 export const AuthProfileSchema = z
   .object({
@@ -84,6 +85,22 @@ export const TaskSpecSchema = z
       .default(DEFAULT_RUN_CONCURRENCY)
       .describe('samples worked on at once'),
     wallClockSeconds: z.number().int().min(1).max(86_400).optional().describe('time limit per sample'),
+    maxInfraErrors: z
+      .number()
+      .int()
+      .min(1)
+      .max(50)
+      .optional()
+      .describe(
+        'infrastructure errors in a row (page will not load, browser died) that stop a sample as retryable (default 5)',
+      ),
+    summaryModel: z
+      .string()
+      .regex(/^[a-z-]+\/.+$/, 'written "provider/model", e.g. openai/gpt-4.1-mini')
+      .optional()
+      .describe(
+        "a cheaper model for the agent's history summaries (default: the run's model, also its fallback)",
+      ),
     maxSlices: z
       .number()
       .int()
@@ -184,14 +201,37 @@ export function taskSpecJsonSchema(): Record<string, unknown> {
   return z.toJSONSchema(TaskSpecSchema, { io: 'input' }) as Record<string, unknown>;
 }
 
-/** The rate limit that applies to a URL's host: its own entry, else the spec's `default`. */
+/**
+ * The pacing a spec that names no `rateLimits` gets (the reference's table: one request per 3 s on
+ * LinkedIn, per 0.5 s on GitHub, per 0.2 s elsewhere). A named domain covers its subdomains.
+ */
+export const DEFAULT_RATE_LIMITS: Readonly<Record<string, RateLimit>> = {
+  'linkedin.com': { ratePerSecond: 1 / 3, burst: 1 },
+  'github.com': { ratePerSecond: 2, burst: 1 },
+  default: { ratePerSecond: 5, burst: 1 },
+};
+
+// Loopback is the caller's own machine (a local fixture or dev server), not a site to be polite to:
+// the default table leaves it unpaced; a spec's own rateLimits still apply to it.
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])(:\d+)?$/;
+
+const hostMatch = (entry: string, host: string) => {
+  const name = host.replace(/:\d+$/, '');
+  const e = entry.toLowerCase();
+  return e === host || e === name || name.endsWith(`.${e}`);
+};
+
+/** The rate limit that applies to a URL's host: its own entry, else the `default` one; the default table when the spec has none. Pure. */
 export function rateLimitFor(
   spec: Pick<TaskSpec, 'rateLimits'>,
   url: string,
 ): { host: string; ratePerSecond: number; burst?: number } | undefined {
   const h = new URL(url).host.toLowerCase();
-  const limits = spec.rateLimits ?? {};
-  const own = Object.entries(limits).find(([k]) => k.toLowerCase() === h)?.[1];
+  if (!spec.rateLimits && LOOPBACK.test(h)) return undefined;
+  const limits = spec.rateLimits ?? DEFAULT_RATE_LIMITS;
+  const own = spec.rateLimits
+    ? Object.entries(limits).find(([k]) => k.toLowerCase() === h)?.[1]
+    : Object.entries(limits).find(([k]) => k !== 'default' && hostMatch(k, h))?.[1];
   const limit = own ?? limits.default;
   return limit ? { host: h, ...limit } : undefined;
 }

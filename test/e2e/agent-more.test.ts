@@ -38,7 +38,7 @@ const addOrWait = (step: number, r: RecordedRequest): ScriptedReply =>
   ]);
 
 describe('agent circuit breaker', () => {
-  it('stops after 3 model failures in a row (500s after retries) as retryable, keeping saved data', async () => {
+  it('stops after 5 model failures in a row (the default) (500s after retries) as retryable, keeping saved data', async () => {
     const env = await agentEnv({ browser: () => browser, site, llm, flavour: 'openai' });
     llm.setHandler(
       perStep((step) =>
@@ -50,10 +50,10 @@ describe('agent circuit breaker', () => {
     const state = await runAgent(init('/agent/counter.html', { goal: 'Collect', maxSteps: 10 }), env.deps);
     expect(state.status).toBe('partial_success');
     expect(state.retryable).toBe(true);
-    expect(state.reason).toMatch(/circuit breaker: 3 infrastructure errors in a row \(retryable\).*500/);
+    expect(state.reason).toMatch(/circuit breaker: 5 infrastructure errors in a row \(retryable\).*500/);
     expect(state.data).toEqual({ items: ['a'] });
-    // 1 good call, then 3 failed steps of 2 attempts each (maxRetries 1).
-    expect(llm.requests.filter(isDecision)).toHaveLength(7);
+    // 1 good call, then 5 failed steps of 2 attempts each (maxRetries 1).
+    expect(llm.requests.filter(isDecision)).toHaveLength(11);
     const result = await env.runStore.getResult('t', 'more', state.sampleId);
     expect(result?.status).toBe('partial_success');
   });
@@ -83,7 +83,7 @@ describe('agent circuit breaker', () => {
     expect(state.status).toBe('failed');
     expect(state.retryable).toBe(true);
     expect(state.step).toBe(1);
-    expect(state.reason).toMatch(/circuit breaker: 3 infrastructure errors in a row \(retryable\)/);
+    expect(state.reason).toMatch(/circuit breaker: 5 infrastructure errors in a row \(retryable\)/);
     expect(state.reason).toMatch(/closed|crash|disconnected/i);
     await doomed.close().catch(() => undefined);
   });

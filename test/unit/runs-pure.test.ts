@@ -68,7 +68,13 @@ describe('task spec', () => {
       ratePerSecond: 5,
       burst: 2,
     });
-    expect(rateLimitFor(parseTaskSpec({ goal: 'x' }), 'https://a.test/')).toBeUndefined();
+    // No table in the spec: the default table (one request per 0.2 s), loopback left unpaced.
+    expect(rateLimitFor(parseTaskSpec({ goal: 'x' }), 'https://a.test/')).toEqual({
+      host: 'a.test',
+      ratePerSecond: 5,
+      burst: 1,
+    });
+    expect(rateLimitFor(parseTaskSpec({ goal: 'x' }), 'http://127.0.0.1:9/')).toBeUndefined();
   });
 });
 
