@@ -9,54 +9,20 @@
 import { runAgent } from '../../lib/agent/run-agent.ts';
 import type { StepRecord } from '../../lib/agent/state.ts';
 import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
-import { agentEnv, currentUrl, isDecision, perStep, reply, replySchemaOf } from '../support/agent-env.ts';
+import { agentEnv, isDecision, perStep, replySchemaOf } from '../support/agent-env.ts';
 import { startBrowser } from '../support/browser.ts';
 import { startFixtureServer } from '../support/fixture-server.ts';
+import { INVOICE_GOAL, INVOICE_PASSWORD, invoiceStep } from '../support/invoice-task.ts';
 import { type RecordedRequest, startScriptedModel } from '../support/llm-server.ts';
-import { type Flavour, idInPrompt } from '../support/ops-env.ts';
+import type { Flavour } from '../support/ops-env.ts';
 import { BenchOutcome } from './lib/outcome.ts';
 import { percentile, round, table } from './lib/report.ts';
 import { TOKENIZER, tokens } from './lib/tokens.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const [browser, site, llm] = await Promise.all([startBrowser(), startFixtureServer(), startScriptedModel()]);
-const PASSWORD = 'correct-horse-battery-staple';
-
-const task = (r: RecordedRequest, step: number) => {
-  const url = currentUrl(r);
-  const id = (role: string, name: string) => idInPrompt(r.text, role, name);
-  switch (step) {
-    case 1:
-      return reply([
-        { tool: 'type', id: id('textbox', 'Username'), text: 'alice' },
-        { tool: 'type', id: id('textbox', 'Password'), text: '%password%' },
-        { tool: 'click', id: id('button', 'Sign in') },
-      ]);
-    case 2:
-      return reply([{ tool: 'click', id: id('link', 'Invoices') }]);
-    case 3:
-    case 5:
-      return reply([
-        {
-          tool: 'save_progress',
-          data: { invoices: [...r.text.matchAll(/INV-\d+/g)].map((m) => m[0]) },
-          note: url,
-        },
-      ]);
-    case 4:
-      return reply([{ tool: 'click', id: id('link', 'Next') }]);
-    case 6:
-      return reply([{ tool: 'screenshot', label: 'invoices_p2' }]);
-    case 7:
-      return reply([{ tool: 'click', id: id('link', 'Previous') }]);
-    case 8:
-      return reply([{ tool: 'click', id: id('link', 'Home') }]);
-    case 9:
-      return reply([{ tool: 'scroll', direction: 'down' }]);
-    default:
-      return reply([{ tool: 'done', data: {} }]);
-  }
-};
+const PASSWORD = INVOICE_PASSWORD;
+const task = (r: RecordedRequest, step: number) => invoiceStep(r, step);
 
 interface Row {
   flavour: Flavour;
@@ -101,7 +67,7 @@ async function bench(flavour: Flavour): Promise<Row> {
         sampleId: 's',
         url: `${site.url}/agent/login.html`,
         task: {
-          goal: 'Sign in as alice, collect every invoice number, take a screenshot of page 2',
+          goal: INVOICE_GOAL,
           maxSteps: 12,
         },
       },
