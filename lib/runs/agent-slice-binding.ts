@@ -162,7 +162,7 @@ const agentModeRunner: SliceRunner = {
   },
 };
 
-const isExtract = (task: { mode?: 'agent' | 'extract' }) => task.mode === 'extract';
+const isExtract = (task: { mode?: 'agent' | 'extract' | 'cua' }) => task.mode === 'extract';
 
 /** Picks the mode per sample from its task. */
 export const agentSliceRunner: SliceRunner = {

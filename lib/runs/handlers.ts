@@ -296,7 +296,8 @@ export function runHandlers(deps: RunDeps) {
       deps.onSliceStart?.(sampleId);
       await pace(deps, tenant, spec, state.url, deadline);
       const storageState = await authState(deps, tenant, spec);
-      const llm = await deps.llmFor(spec.model);
+      // A computer-use sample talks to its computer-use model only (its name may be no chat model's).
+      const llm = spec.computerUse ? undefined : await deps.llmFor(spec.model);
       const summaryLlm = spec.summaryModel ? await deps.llmFor(spec.summaryModel) : undefined;
       state = await deps.slices.runSlice(
         state,

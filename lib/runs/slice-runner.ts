@@ -13,7 +13,7 @@ import type { TaskSpec } from './task-spec.ts';
 export interface SliceTask {
   goal: string;
   /** `extract` reads the sample page once; `agent` (default) runs lib/agent's loop. */
-  mode?: 'agent' | 'extract';
+  mode?: 'agent' | 'extract' | 'cua';
   schema?: Record<string, unknown>;
   requiredFields?: string[];
   requiredArtifacts?: string[];

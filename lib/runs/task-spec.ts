@@ -46,10 +46,10 @@ export const TaskSpecSchema = z
   .object({
     goal: z.string().trim().min(1).max(4000).describe('what the agent must do on each sample URL'),
     mode: z
-      .enum(['agent', 'extract'])
+      .enum(['agent', 'extract', 'cua'])
       .default('agent')
       .describe(
-        'agent: the step-by-step agent (navigate, click, type, save progress); extract: one read of the sample page (one model call)',
+        "agent: the step-by-step agent (navigate, click, type, save progress); extract: one read of the sample page (one model call); cua: a computer-use model (the spec's model, anthropic/…, openai/… or google/…) works from screenshots",
       ),
     outputSchema: z
       .record(z.string(), z.unknown())
@@ -178,6 +178,14 @@ export function parseTaskSpec(value: unknown): TaskSpec {
       message: i.message,
     }));
     throw new SpecError(`task spec ${issues[0]?.path}: ${issues[0]?.message}`, issues);
+  }
+  if (parsed.data.mode === 'cua' && !parsed.data.computerUse) {
+    const model = parsed.data.model;
+    if (!model || !/^(anthropic|openai|google)\/.+/.test(model)) {
+      const message = 'mode "cua" needs a computer-use model: anthropic/…, openai/… or google/…';
+      throw new SpecError(`task spec model: ${message}`, [{ path: 'model', message }]);
+    }
+    parsed.data.computerUse = { model };
   }
   const schema = parsed.data.outputSchema;
   if (schema && schema.type !== undefined && schema.type !== 'object')

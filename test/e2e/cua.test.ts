@@ -357,37 +357,55 @@ describe('computer-use agents drive pages by screenshots and coordinates', () =>
     }
   });
 
-  it('runs a run spec with computerUse through the run state machine, the model chosen by its name', async () => {
+  it('runs a run spec in mode "cua" through the run state machine, the provider chosen by the model name', async () => {
     const stores = await tempStores('bfn-cua-run-');
-    const saved = { url: process.env.OPENAI_BASE_URL, key: process.env.OPENAI_API_KEY };
-    process.env.OPENAI_BASE_URL = llm.openaiBaseURL;
-    process.env.OPENAI_API_KEY = 'sk-run';
+    const saved = { url: process.env.GOOGLE_GEMINI_BASE_URL, key: process.env.GEMINI_API_KEY };
+    process.env.GOOGLE_GEMINI_BASE_URL = llm.url;
+    process.env.GEMINI_API_KEY = 'g-run';
     try {
       llm.setHandler((r) =>
         done(r, 'approved')
-          ? openAiComputerReply(r, [], 'Approved.')
-          : openAiComputerReply(r, [{ type: 'click', button: 'left', x: APPROVE.x, y: APPROVE.y }]),
+          ? geminiComputerReply(r, [], 'Approved.')
+          : geminiComputerReply(r, [
+              {
+                name: 'click_at',
+                args: { x: Math.round((APPROVE.x / 1280) * 1000), y: Math.round((APPROVE.y / 800) * 1000) },
+              },
+            ]),
       );
       const spec = parseTaskSpec({
         goal: 'approve the request',
         maxSteps: 4,
-        computerUse: { model: 'openai/computer-use-preview' },
+        mode: 'cua',
+        model: 'google/gemini-2.5-computer-use-preview-10-2025',
       });
+      expect(spec.computerUse).toEqual({ model: 'google/gemini-2.5-computer-use-preview-10-2025' });
       const input = await createRun(stores.runStore, stores.evidence, {
         tenant: 'cua',
         spec,
         samples: [{ sampleId: 'one', url: `${site.url}/cua/canvas.html`, input: {} }],
       });
-      const handlers = runHandlers(runDeps(stores, browser, site, llm, { llmFor: async () => undefined }));
+      // The run's chat-model factory is the real one: a google/… name is no chat model, and must not be asked for.
+      const handlers = runHandlers(
+        runDeps(stores, browser, site, llm, {
+          llmFor: async (m) => {
+            if (m) throw new Error(`chat model asked for: ${m}`);
+            return undefined;
+          },
+        }),
+      );
       await startLocalRun(input, handlers, { retryPauseMs: 1 }).result;
       const [result] = await stores.runStore.listResults('cua', input.runId);
       expect(result).toMatchObject({ status: 'done', data: { answer: 'Approved.' } });
       expect(Number(result!.usage.promptTokens)).toBeGreaterThan(0);
+      expect(() => parseTaskSpec({ goal: 'x', mode: 'cua' })).toThrow(
+        /task spec model: mode "cua" needs a computer-use model/,
+      );
     } finally {
-      if (saved.url === undefined) delete process.env.OPENAI_BASE_URL;
-      else process.env.OPENAI_BASE_URL = saved.url;
-      if (saved.key === undefined) delete process.env.OPENAI_API_KEY;
-      else process.env.OPENAI_API_KEY = saved.key;
+      if (saved.url === undefined) delete process.env.GOOGLE_GEMINI_BASE_URL;
+      else process.env.GOOGLE_GEMINI_BASE_URL = saved.url;
+      if (saved.key === undefined) delete process.env.GEMINI_API_KEY;
+      else process.env.GEMINI_API_KEY = saved.key;
       await stores.cleanup();
     }
   });
