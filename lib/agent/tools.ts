@@ -25,14 +25,7 @@ export const SCENARIO_TOOL = 'step_done' as const;
 export type ToolName = (typeof TOOL_NAMES)[number] | typeof SCENARIO_TOOL;
 
 /** Tools that end a batch: what comes after them could not have seen their effect, or there is no after. */
-/** Tools after which the rest of a step's batch is not run (save_progress too: the model checks what it stored). */
-export const BATCH_ENDING: ReadonlySet<ToolName> = new Set([
-  'goto',
-  'done',
-  'fail',
-  'save_progress',
-  SCENARIO_TOOL,
-]);
+export const BATCH_ENDING: ReadonlySet<ToolName> = new Set(['goto', 'done', 'fail', SCENARIO_TOOL]);
 export const FINAL_TOOLS: readonly ToolName[] = ['done', 'fail'];
 
 const id = z.number().int().describe('element id from the page outline, e.g. 12 for [12]');

@@ -36,7 +36,7 @@ export function pageArg(value: string | undefined, what = 'url'): PageArg {
     return { url: file, file };
   }
   // Written like a path (./x, ../x, /x, x.html): the person meant a file that is not there.
-  if (/^\.{0,2}[\\/]|\.x?html?$/i.test(value))
+  if (/^\.{0,2}[\\/]|\.x?html?$/i.test(value) && !existsSync(value))
     throw new UsageError(`<${what}>: the file ${resolve(value)} does not exist`);
   throw new UsageError(`<${what}> must be an http(s) URL or a local file, got "${value}"`);
 }

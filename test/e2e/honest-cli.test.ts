@@ -98,7 +98,7 @@ describe('CLI: local files', () => {
     expect(JSON.parse(act.stdout)).toMatchObject({ success: true, url });
     const missing = await cli(['snapshot', './nope.html'], { cwd: dir });
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/must be an http\(s\) URL or a local file/);
+    expect(missing.stderr).toMatch(/the file .*nope\.html does not exist/);
   });
 
   it('never lets the page go on to another file: URL', async () => {

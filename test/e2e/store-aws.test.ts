@@ -101,7 +101,7 @@ describe('AWS adapters', () => {
 
   it('are what storesFromEnv picks when the table and bucket are set', async () => {
     const fromEnv = storesFromEnv(aws.env);
-    expect(fromEnv.describe).toEqual({
+    expect(fromEnv.describe).toMatchObject({
       runs: `dynamodb:${aws.dynamo.table}`,
       evidence: `s3://${aws.s3.bucket}/`,
     });

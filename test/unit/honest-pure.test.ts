@@ -145,7 +145,7 @@ describe('CLI page argument', () => {
     const file = pathToFileURL(join(dir, 'p.html')).toString();
     expect(pageArg(join(dir, 'p.html'))).toEqual({ url: file, file });
     expect(pageArg(file)).toEqual({ url: file, file });
-    expect(() => pageArg(join(dir, 'none.html'))).toThrow(/must be an http\(s\) URL or a local file/);
+    expect(() => pageArg(join(dir, 'none.html'))).toThrow(/the file .*none\.html does not exist/);
     expect(() => pageArg(pathToFileURL(join(dir, 'none.html')).toString())).toThrow(/no such file/);
     expect(() => pageArg('ftp://shop.test/')).toThrow(/must be/);
     expect(() => pageArg(dir)).toThrow(/must be/);

