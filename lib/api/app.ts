@@ -2,6 +2,7 @@ import { createRoute, OpenAPIHono, type z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { act, assertKnownVariables } from '../ops/act.ts';
 import { extract } from '../ops/extract.ts';
+import { explainGoneAct } from '../ops/gone.ts';
 import { observe } from '../ops/observe.ts';
 import { OpError } from '../ops/types.ts';
 import type { WorkflowStore } from '../store/workflow-ports.ts';
@@ -371,7 +372,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
         body.variables,
       );
       const result = await run(c, body, (ctx) => act(ctx, input as Parameters<typeof act>[1]));
-      return c.json(result as never, 200);
+      return c.json(explainGoneAct(result) as never, 200);
     },
   );
   app.openapi(

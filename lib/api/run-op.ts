@@ -16,6 +16,7 @@ import { openSession, type Session } from '../browser/session.ts';
 import { createLlmClient } from '../llm/client.ts';
 import { resolveModelConfig } from '../llm/config.ts';
 import type { LlmClient, StructuredRequest } from '../llm/types.ts';
+import { goneError } from '../ops/gone.ts';
 import type { ActionCacheLike, OpContext, OpLog, OpOptions } from '../ops/types.ts';
 import { OpError } from '../ops/types.ts';
 
@@ -209,8 +210,9 @@ export async function withPage<T>(
       result = await op(ctx);
     } catch (err) {
       // Whatever the error says (a page that could not be read, a target closed), its cause was
-      // the browser going away.
-      throw dead() ? crashedError(req.url) : err;
+      // the browser going away; on a page that answered 404/410, the page not being there.
+      if (dead()) throw crashedError(req.url);
+      throw (req.url ? goneError(s.status(), req.url) : undefined) ?? err;
     }
     if (dead()) throw crashedError(req.url);
     const status = s.status();

@@ -1,12 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { modelFor, noting } from '../api/run-op.ts';
-import { pageGone } from '../browser/navigate.ts';
 import { closeSharedBrowser } from '../browser/session.ts';
 import { forCommandLine } from '../llm/config.ts';
 import { act } from '../ops/act.ts';
 import { ActionCache } from '../ops/cache.ts';
 import { extract } from '../ops/extract.ts';
+import { explainGoneAct, goneError } from '../ops/gone.ts';
 import { observe } from '../ops/observe.ts';
 import type { OpContext } from '../ops/types.ts';
 import { LocalCacheStore } from '../store/local-cache.ts';
@@ -72,9 +72,7 @@ async function withContext<T>(
       });
     } catch (err) {
       // A page that answered 404/410 is why nothing was found on it: say that, not "could not resolve".
-      const status = session.status();
-      const gone = status === undefined ? undefined : pageGone(status, page.url, page.url);
-      throw gone ? new Error(`${gone}, so there was nothing to work on (${page.url})`) : err;
+      throw goneError(session.status(), page.url) ?? err;
     }
     const status = session.status();
     return status === undefined ? (result as T & { status?: number }) : { ...result, status };
@@ -91,19 +89,12 @@ export async function actCommand(argv: string[], out: (s: string) => void): Prom
   const instruction = positionals[1];
   if (!instruction?.trim()) throw new UsageError('missing "<instruction>"');
   const acted = await withContext(page, flags, (ctx) => act(ctx, instruction));
-  // A page that answered 404/410 is why nothing was found on it: say that, not "could not resolve".
-  const gone =
-    !acted.success && acted.status !== undefined ? pageGone(acted.status, acted.url, acted.url) : undefined;
-  const message = (m: string) => (gone ? `${gone}, so there was nothing to act on` : forCommandLine(m));
-  const result = acted.error
-    ? {
-        ...acted,
-        ...(gone ? { message: message(acted.message) } : {}),
-        error: { ...acted.error, message: message(acted.error.message) },
-      }
-    : gone
-      ? { ...acted, message: message(acted.message) }
-      : acted;
+  // A page that answered 404/410 is why nothing was found on it (the rule the API uses too).
+  const explained = explainGoneAct(acted);
+  const result =
+    explained === acted && acted.error
+      ? { ...acted, error: { ...acted.error, message: forCommandLine(acted.error.message) } }
+      : explained;
   out(JSON.stringify(result, null, 2));
   // The JSON is for programs; a failure also gets its one line for the person at the terminal.
   if (!result.success)
