@@ -26,7 +26,7 @@ export async function reportCommand(argv: string[], out: (s: string) => void): P
   return 0;
 }
 
-/** The first problem in a few words, the way a reader of the one-line verdict wants it. */
+/** A problem in a few words, the way a reader of its one-line verdict wants it. */
 function what(problem: ManifestProblem): string {
   switch (problem.kind) {
     case 'edited':
@@ -60,8 +60,11 @@ export async function verifyCommand(argv: string[], out: (s: string) => void): P
     );
     return 0;
   }
-  const p = check.problem!;
-  const where = p.index !== undefined ? `entry ${p.index + 1} (${p.key}): ` : p.key ? `${p.key}: ` : '';
-  out(`TAMPERED: ${where}${what(p)}: ${p.message}`);
+  // One line per problem, each naming its entry or file, so a reader sees all of them at once.
+  const problems = check.problems ?? (check.problem ? [check.problem] : []);
+  for (const p of problems) {
+    const where = p.index !== undefined ? `entry ${p.index + 1} (${p.key}): ` : p.key ? `${p.key}: ` : '';
+    out(`TAMPERED: ${where}${what(p)}: ${p.message}`);
+  }
   return 1;
 }

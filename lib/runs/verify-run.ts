@@ -22,35 +22,47 @@ export function canonicalJson(value: Json | undefined): string {
   return JSON.stringify(value);
 }
 
-/** The first result that differs between the run store and the sealed `results.json` (pure). */
-export function resultsProblem(
+/** Every result that differs between the run store and the sealed `results.json`, one each (pure). */
+export function resultsProblems(
   stored: readonly ResultRecord[],
   sealed: readonly ResultRecord[],
   sealedKey: string,
-): ManifestProblem | undefined {
+): ManifestProblem[] {
   const sealedById = new Map(sealed.map((r) => [r.sampleId, r]));
-  const storedIds = new Set(stored.map((r) => r.sampleId));
-  const ids = [...new Set([...storedIds, ...sealedById.keys()])].sort();
+  const storedById = new Map(stored.map((r) => [r.sampleId, r]));
+  const ids = [...new Set([...storedById.keys(), ...sealedById.keys()])].sort();
+  const problems: ManifestProblem[] = [];
   for (const id of ids) {
-    const s = stored.find((r) => r.sampleId === id);
+    const s = storedById.get(id);
     const h = sealedById.get(id);
     const where = { kind: 'edited' as const, key: sealedKey, where: 'result' as const };
     if (!s)
-      return {
+      problems.push({
         ...where,
         kind: 'removed',
         message: `the result of sample ${id} is in ${sealedKey} but no longer stored`,
-      };
-    if (!h)
-      return { ...where, kind: 'added', message: `the stored result of sample ${id} is not in ${sealedKey}` };
-    if (canonicalJson(s as unknown as Json) !== canonicalJson(h as unknown as Json))
-      return {
+      });
+    else if (!h)
+      problems.push({
+        ...where,
+        kind: 'added',
+        message: `the stored result of sample ${id} is not in ${sealedKey}`,
+      });
+    else if (canonicalJson(s as unknown as Json) !== canonicalJson(h as unknown as Json))
+      problems.push({
         ...where,
         message: `the stored result of sample ${id} differs from the one sealed in ${sealedKey}: it was edited after the merge`,
-      };
+      });
   }
-  return undefined;
+  return problems;
 }
+
+/** The first of `resultsProblems`. */
+export const resultsProblem = (
+  stored: readonly ResultRecord[],
+  sealed: readonly ResultRecord[],
+  sealedKey: string,
+): ManifestProblem | undefined => resultsProblems(stored, sealed, sealedKey)[0];
 
 export interface FullVerification extends RunVerification {
   /** The head checked against: the one the caller kept, or else the one stored with the run. */
@@ -74,18 +86,14 @@ export async function verifyWholeRun(
   const expectedHead = keptHead ?? run.manifestHead;
   if (!expectedHead) throw new Error(`run ${runId} has no manifest yet (it has not been merged)`);
   const chain = await verifyRun(evidence, tenant, runId, expectedHead);
-  if (!chain.ok) return { ...chain, expectedHead };
-  if (keptHead && run.manifestHead !== keptHead)
-    return {
-      ...chain,
-      expectedHead,
-      ok: false,
-      problem: {
-        kind: 'head',
-        where: 'manifest',
-        message: `the run records head ${run.manifestHead ?? '(none)'} but the head you kept is ${keptHead}`,
-      },
-    };
+  const problems = chain.problems ?? (chain.problem ? [chain.problem] : []);
+  // A kept head the manifest does not end at is already one problem; the run record's head, another.
+  if (keptHead && run.manifestHead !== keptHead && !problems.some((p) => p.kind === 'head'))
+    problems.push({
+      kind: 'head',
+      where: 'manifest',
+      message: `the run records head ${run.manifestHead ?? '(none)'} but the head you kept is ${keptHead}`,
+    });
   const key = evidenceKey(tenant, runId, 'results.json');
   const bytes = await evidence.get(key);
   let sealed: ResultRecord[] = [];
@@ -94,9 +102,12 @@ export async function verifyWholeRun(
       sealed =
         (JSON.parse(Buffer.from(bytes).toString('utf8')) as { results?: ResultRecord[] }).results ?? [];
     } catch {
-      // Its hash matched the chain, so it is what the merge wrote; unreadable means no results.
+      // Unreadable: its own chain entry already says it was edited; compare against no results.
     }
   }
-  const problem = resultsProblem(await runStore.listResults(tenant, runId), sealed, key);
-  return problem ? { ...chain, expectedHead, ok: false, problem } : { ...chain, expectedHead };
+  // Results are compared even when the chain is broken: each problem gets its own line.
+  problems.push(...resultsProblems(await runStore.listResults(tenant, runId), sealed, key));
+  return problems.length > 0
+    ? { ...chain, expectedHead, ok: false, problem: problems[0], problems }
+    : { ...chain, expectedHead };
 }

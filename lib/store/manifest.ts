@@ -86,7 +86,10 @@ export interface ChainReport {
   entries: number;
   /** Head computed from the entries as they are now. */
   head: string;
+  /** The first problem, in chain order (as `problems[0]`). */
   problem?: ManifestProblem;
+  /** Every problem found, one per entry or file, in chain order then added files by name. */
+  problems?: ManifestProblem[];
 }
 
 /** What is wrong with entry `i` itself given the hash before it: a broken link or a changed entry. */
@@ -138,11 +141,12 @@ export function chainProblem(entries: readonly ManifestEntry[]): ManifestProblem
 
 /**
  * Checks `entries` against the files as they are now (`current`: key → fresh SHA-256 of every file
- * under the run, manifests excluded) and the head stored with the run. Names the FIRST problem, in
- * chain order: a broken link (reordered, or entries removed from the manifest), an entry changed
- * after it was written, a file that is missing or whose bytes changed; then a head that differs from
- * the stored one (truncated or rewritten manifest); then files that no entry names (added).
- * A key written more than once is checked against its last entry: a rewrite supersedes.
+ * under the run, manifests excluded) and the head stored with the run. Names EVERY problem, one per
+ * entry or file, in chain order: a broken link (reordered, or entries removed from the manifest), an
+ * entry changed after it was written, a file that is missing or whose bytes changed; then a head that
+ * differs from the stored one (truncated or rewritten manifest; only when no entry is broken, as a
+ * broken entry already explains it); then each file that no entry names (added). `problem` is the
+ * first of them. A key written more than once is checked against its last entry: a rewrite supersedes.
  */
 export function verifyChain(
   entries: readonly ManifestEntry[],
@@ -151,56 +155,47 @@ export function verifyChain(
 ): ChainReport {
   const lastIndexOf = new Map<string, number>();
   for (const [i, e] of entries.entries()) lastIndexOf.set(e.key, i);
-  const fail = (problem: ManifestProblem): ChainReport => ({
-    ok: false,
-    entries: entries.length,
-    head: chainHead(entries),
-    problem,
-  });
+  const problems: ManifestProblem[] = [];
 
   let prev = GENESIS;
   for (const [i, entry] of entries.entries()) {
     const at = { index: i, key: entry.key };
     const broken = linkProblem(entries, i, prev);
-    if (broken) return fail(broken);
-    if (lastIndexOf.get(entry.key) === i) {
-      const now = current.get(entry.key);
-      if (now === undefined) {
-        return fail({
-          ...at,
-          kind: 'removed',
-          where: 'file',
-          message: `${entry.key} (entry ${i}) is missing`,
-        });
-      }
-      if (now !== entry.sha256) {
-        return fail({
-          ...at,
-          kind: 'edited',
-          where: 'file',
-          message: `${entry.key} (entry ${i}) was edited: its SHA-256 is ${now}, the manifest says ${entry.sha256}`,
-        });
-      }
-    }
+    // Go on from the entry's own hash: the next entry is judged by its own link, not by this one's.
     prev = entry.hash;
+    if (broken) {
+      problems.push(broken);
+      continue;
+    }
+    if (lastIndexOf.get(entry.key) !== i) continue;
+    const now = current.get(entry.key);
+    if (now === undefined)
+      problems.push({
+        ...at,
+        kind: 'removed',
+        where: 'file',
+        message: `${entry.key} (entry ${i}) is missing`,
+      });
+    else if (now !== entry.sha256)
+      problems.push({
+        ...at,
+        kind: 'edited',
+        where: 'file',
+        message: `${entry.key} (entry ${i}) was edited: its SHA-256 is ${now}, the manifest says ${entry.sha256}`,
+      });
   }
-  if (expectedHead !== undefined && prev !== expectedHead) {
-    return fail({
+  const brokenEntries = problems.some((p) => p.where === 'manifest');
+  if (expectedHead !== undefined && prev !== expectedHead && !brokenEntries)
+    problems.push({
       kind: 'head',
       where: 'manifest',
       message: `the manifest ends at ${prev} but the run recorded ${expectedHead}: entries were removed or rewritten`,
     });
-  }
-  const added = [...current.keys()].filter((key) => !lastIndexOf.has(key)).sort();
-  if (added.length > 0) {
-    return fail({
-      kind: 'added',
-      key: added[0],
-      where: 'file',
-      message: `${added[0]} is not in the manifest${added.length > 1 ? ` (and ${added.length - 1} more files)` : ''}`,
-    });
-  }
-  return { ok: true, entries: entries.length, head: prev };
+  for (const key of [...current.keys()].filter((k) => !lastIndexOf.has(k)).sort())
+    problems.push({ kind: 'added', key, where: 'file', message: `${key} is not in the manifest` });
+  return problems.length > 0
+    ? { ok: false, entries: entries.length, head: chainHead(entries), problem: problems[0], problems }
+    : { ok: true, entries: entries.length, head: prev };
 }
 
 /** One JSON object per line. */

@@ -21,7 +21,7 @@ afterAll(async () => {
   await env?.close();
 });
 
-/** The one-line verdict of `browserfn verify` on the planted run. */
+/** The verdict of `browserfn verify` on the planted run: one line, or one line per problem. */
 async function verifyLine(runId: string, ...extra: string[]): Promise<{ code: number; line: string }> {
   const lines: string[] = [];
   const code = await verifyCommand([runId, '--out', env.root, ...extra], (l) => lines.push(l));
@@ -57,9 +57,14 @@ describe('verify covers everything the evidence store holds (item 5)', () => {
       join(env.root, 'evidence', TENANT, 'run_r-tmp', 'samples', 's1', 'extra.png.123.tmp'),
       'x',
     );
+    await writeFile(join(env.root, 'evidence', TENANT, 'run_r-tmp', 'samples', 's1', 'second.json'), '{}');
     let v = await verifyLine('r-tmp');
     expect(v.code).toBe(1);
-    expect(v.line).toMatch(/^TAMPERED: .*extra\.png\.123\.tmp.*file added/);
+    // One line per problem, each naming its file: not the first one and a count of the rest.
+    const lines = v.line.split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^TAMPERED: .*extra\.png\.123\.tmp.*file added/);
+    expect(lines[1]).toMatch(/^TAMPERED: .*second\.json.*file added/);
     await env.plantRun('r-dot');
     await mkdir(join(env.root, 'evidence', TENANT, 'run_r-dot', '.hidden'));
     await writeFile(join(env.root, 'evidence', TENANT, 'run_r-dot', '.hidden', 'payload.html'), 'x');
