@@ -13,6 +13,8 @@ import { metered } from '../llm/spent.ts';
 import { agentSliceRunner } from '../runs/agent-slice-binding.ts';
 import { runHandlers } from '../runs/handlers.ts';
 import { startLocalRun } from '../runs/local-runner.ts';
+import { manifestedEvidence } from '../runs/manifested-evidence.ts';
+import { type Plan, planRun } from '../runs/planner.ts';
 import {
   createRun,
   type ExecutionInput,
@@ -24,6 +26,7 @@ import { type Sample, SamplesError, sampleFromUrl, samplesFromCsv } from '../run
 import { parseTaskSpec, SpecError, type TaskSpec } from '../runs/task-spec.ts';
 import { evidenceKey } from '../store/keys.ts';
 import { LocalEvidenceStore } from '../store/local-evidence-store.ts';
+import { LocalRunMemoryStore } from '../store/local-run-memory.ts';
 import { LocalRunStore } from '../store/local-run-store.ts';
 import { type Flags, intFlag, parse, UsageError } from './args.ts';
 import { ProgressTally, progressView } from './progress.ts';
@@ -36,6 +39,7 @@ export function localStores(flags: Flags) {
   return {
     base,
     runStore: new LocalRunStore(join(base, '.browserfn', 'runs')),
+    runMemory: new LocalRunMemoryStore(join(base, '.browserfn', 'runs')),
     evidence: new LocalEvidenceStore(join(base, 'evidence')),
   };
 }
@@ -97,6 +101,26 @@ function refuseWithoutModel(spec: { model?: unknown; computerUse?: unknown }): v
   if (!config) throw new Error(`this run needs a model. ${noModelError().message}`);
 }
 
+/** The prompt turned into a spec and samples by the model; any failure is one line naming the cause. */
+async function planFromPrompt(
+  prompt: string,
+  model: unknown,
+  concurrency: number | undefined,
+): Promise<Plan> {
+  const name = typeof model === 'string' ? model : undefined;
+  const llm = await modelFor(name ? { model: name } : {}, { policy: policyFromEnv() });
+  if (!llm) throw new Error(`planning a run from --prompt needs a model. ${noModelError().message}`);
+  try {
+    return await planRun(llm, prompt, {
+      ...(name ? { model: name } : {}),
+      ...(concurrency ? { concurrency } : {}),
+    });
+  } catch (err) {
+    const first = ((err as Error).message ?? String(err)).split('\n')[0];
+    throw new Error(`--prompt: the model could not plan a run (${first}); no run was created`);
+  }
+}
+
 export async function runCommand(argv: string[], out: (s: string) => void): Promise<number> {
   const { flags } = parse(argv, {
     task: { type: 'string' },
@@ -109,9 +133,10 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
     out: { type: 'string' },
   });
   const concurrency = intFlag(flags, 'concurrency');
-  const { runStore, evidence } = localStores(flags);
+  const { runStore, evidence, runMemory } = localStores(flags);
   let input: ExecutionInput;
   let hosts: string[] = [];
+  let planned: Plan | undefined;
   if (typeof flags.resume === 'string') {
     const before = await runStore.getRun(CLI_TENANT, flags.resume).catch(() => undefined);
     if (before)
@@ -137,12 +162,24 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
     if (!flags.prompt.trim()) throw new UsageError('--prompt is empty');
     // The planner turns the prompt into a spec with a model call, and the samples need one after it.
     refuseWithoutModel(typeof flags.model === 'string' ? { model: flags.model } : {});
+    // Planned here, before any run exists: a model that fails or answers nonsense is one plain error
+    // line, and no empty run is left behind.
+    const plan = await planFromPrompt(flags.prompt, flags.model, concurrency);
     input = await createRun(runStore, evidence, {
       tenant: CLI_TENANT,
-      prompt: flags.prompt,
-      ...(typeof flags.model === 'string' ? { model: flags.model } : {}),
-      ...(concurrency ? { concurrency } : {}),
+      spec: plan.spec,
+      samples: plan.samples,
     });
+    await manifestedEvidence(evidence, CLI_TENANT, input.runId).put(
+      evidenceKey(CLI_TENANT, input.runId, GENERATED_SPEC),
+      JSON.stringify(
+        { prompt: plan.prompt, spec: plan.spec, samples: plan.samples, usage: plan.usage },
+        null,
+        2,
+      ),
+      'application/json',
+    );
+    planned = plan;
   } else {
     if (typeof flags.task !== 'string')
       throw new UsageError('give --task spec.json, --prompt "…" or --resume RUN_ID');
@@ -171,10 +208,12 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
       tokens: Number(r.usage.promptTokens ?? 0) + Number(r.usage.completionTokens ?? 0),
       costUsd: r.usage.costUsd === undefined ? undefined : Number(r.usage.costUsd),
     });
+  if (planned) tally.spend(planned.usage);
   const view = progressView(process.stderr, tally, (s) => out(s));
   const handlers = runHandlers({
     runStore,
     evidence,
+    runMemory,
     slices: agentSliceRunner,
     browser: sharedBrowser,
     policy,
@@ -232,8 +271,7 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
     out(
       `chain head: ${run.manifestHead}  (keep it; check later with: browserfn verify ${input.runId} --head <it>)`,
     );
-  if (typeof run?.spec.prompt === 'string')
-    out(`planned spec: ${evidence.pathOf(evidenceKey(CLI_TENANT, input.runId, GENERATED_SPEC))}`);
+  if (planned) out(`planned spec: ${evidence.pathOf(evidenceKey(CLI_TENANT, input.runId, GENERATED_SPEC))}`);
   const bad =
     (counts.failed ?? 0) + (counts.needs_review ?? 0) + (counts.pending ?? 0) + (counts.running ?? 0);
   return run?.status === 'done' && bad === 0 ? 0 : 1;

@@ -8,10 +8,13 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
 
 let dir: string;
+let llm: ScriptedModel;
 
 beforeAll(async () => {
+  llm = await startScriptedModel();
   dir = await mkdtemp(join(tmpdir(), 'bfn-no-model-'));
   await writeFile(join(dir, 'agent.json'), JSON.stringify({ goal: 'Read the page title' }));
   await writeFile(
@@ -21,17 +24,18 @@ beforeAll(async () => {
   await writeFile(join(dir, 'samples.csv'), 'url\nhttp://127.0.0.1:9/a\nhttp://127.0.0.1:9/b\n');
 });
 afterAll(async () => {
+  await llm?.close();
   await rm(dir, { recursive: true, force: true });
 });
 
-/** The CLI with no model and no provider key in its environment. */
-function cli(args: string[]) {
+/** The CLI with no model and no provider key in its environment (unless `env` gives one). */
+function cli(args: string[], extraEnv: Record<string, string> = {}) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile(
       process.execPath,
       [join(process.cwd(), 'bin/browserfn.js'), ...args],
       {
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TMPDIR: tmpdir() },
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TMPDIR: tmpdir(), ...extraEnv },
         timeout: 90_000,
         cwd: dir,
       },
@@ -64,6 +68,25 @@ describe('browserfn run without a model', () => {
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/^browserfn: this run needs a model\./);
     expect(await runsLeft()).toEqual([]);
+  });
+
+  it('a --prompt run whose model cannot plan is one plain error line, leaving no run behind', async () => {
+    // The model answers, but never in the plan's shape (nor after the repair request).
+    llm.setHandler(() => ({ malformed: 'I would rather not.' }));
+    const r = await cli(['run', '--prompt', 'the title of http://127.0.0.1:9/a'], {
+      BROWSERFN_MODEL: 'openai/gpt-4.1-mini',
+      OPENAI_API_KEY: 'sk-test',
+      OPENAI_BASE_URL: llm.openaiBaseURL,
+    });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /^browserfn: --prompt: the model could not plan a run \(.+\); no run was created$/,
+    );
+    expect(await runsLeft()).toEqual([]);
+    expect(llm.requests.some((q) => q.schemaName === 'run_plan')).toBe(true);
   });
 
   it('a model name that is not "provider/model" is refused naming the field', async () => {
