@@ -8,6 +8,7 @@ import { keySegment } from '../store/keys.ts';
 import type { EvidenceStore, Json, ResultRecord, RunRecord, RunStore, SampleRecord } from '../store/ports.ts';
 import { storedVerdict } from './judge-run.ts';
 import { totalsOf } from './merge.ts';
+import { fieldCell, renderSummary, SUMMARY_CSS, summarizeRun, workflowLabel } from './report-summary.ts';
 
 export interface ReportSample {
   sample: SampleRecord;
@@ -34,7 +35,8 @@ tr[data-status=done] .status{color:#16723a}tr[data-status=failed] .status{color:
 tr[data-status=needs_review] .status,tr[data-status=partial_success] .status{color:#9a6700}
 pre{white-space:pre-wrap;margin:0;max-width:520px;font-size:12px}figure{display:inline-block;margin:4px}
 figure img{max-width:240px;border:1px solid #ccd}figcaption{font:11px monospace;word-break:break-all;max-width:240px}
-details{margin-top:4px}`;
+details{margin-top:4px}
+${SUMMARY_CSS}`;
 
 const FILTER = `const sel=document.getElementById('filter');
 function apply(){const v=sel.value;let n=0;for(const r of document.querySelectorAll('tr.sample')){const on=!v||r.dataset.status===v;r.hidden=!on;if(on)n++}document.getElementById('shown').textContent=String(n)}
@@ -72,6 +74,10 @@ export function renderReport(run: RunRecord, samples: ReportSample[]): string {
       r.usage.costUsd === undefined &&
       Number(r.usage.promptTokens ?? 0) + Number(r.usage.completionTokens ?? 0) > 0,
   );
+  // What a person scans first (goal, chart, failures by reason, tokens by mode, heals), and the
+  // output fields as columns instead of one JSON blob per row.
+  const summary = summarizeRun(run, samples);
+  const fields = summary.fields.length > 0 ? summary.fields : ['data'];
   const rows = samples
     .map(({ sample, result, shots, actions, verdict }) => {
       const status = result?.status ?? sample.status;
@@ -88,13 +94,21 @@ export function renderReport(run: RunRecord, samples: ReportSample[]): string {
             `<figcaption>${i + 1}. ${esc(fileOf(s.key))}<br>sha256 ${esc(s.sha256)}</figcaption></figure>`,
         )
         .join('');
+      const data = result?.data ?? null;
+      const record = data && typeof data === 'object' && !Array.isArray(data) ? data : undefined;
+      const cells = fields.map((f) => fieldCell(f, summary.fields.length > 0 ? record?.[f] : data)).join('');
+      // The sample's last screenshot, where the run left the page, shown in its row.
+      const last = [...shots].reverse().find((s) => s.dataUri);
+      const finalShot = last
+        ? `<img alt="final screenshot ${esc(fileOf(last.key))}" src="${last.dataUri}">`
+        : '—';
       return (
         `<tr class="sample" data-status="${esc(status)}" data-sample="${esc(sample.sampleId)}">` +
-        `<td>${esc(sample.sampleId)}<br><a href="${esc(sample.url)}">${esc(sample.url)}</a></td>` +
+        `<td>${esc(sample.sampleId)}<br><a href="${esc(sample.url)}">${esc(sample.url)}</a>${summary.workflows.has(sample.sampleId) ? `<br>${workflowLabel(summary.workflows.get(sample.sampleId))}` : ''}</td>` +
         `<td class="status">${esc(status)}${verdict ? `<br><span class="verdict" data-verdict="${esc(verdict.verdict)}" title="${esc(verdict.reasoning)}">judge: ${esc(verdict.verdict)}</span>` : ''}</td><td class="reason">${esc(result?.reason ?? sample.reason ?? '')}</td>` +
-        `<td><pre class="data">${esc(JSON.stringify(result?.data ?? null, null, 2))}</pre></td>` +
+        `${cells}<td class="shot">${finalShot}</td>` +
         `<td class="tokens">${tokens}</td><td class="cost">${cost}</td>` +
-        `<td>${timeline || '—'}<details><summary>action log</summary><pre class="actions">${esc(JSON.stringify(actions, null, 2))}</pre></details></td></tr>`
+        `<td>${timeline || '—'}<details><summary>data as JSON</summary><pre class="data">${esc(JSON.stringify(data, null, 2))}</pre></details><details><summary>action log</summary><pre class="actions">${esc(JSON.stringify(actions, null, 2))}</pre></details></td></tr>`
       );
     })
     .join('\n');
@@ -105,12 +119,13 @@ export function renderReport(run: RunRecord, samples: ReportSample[]): string {
 <meta http-equiv="Content-Security-Policy" content="${esc(REPORT_CSP.replace(/; frame-ancestors[^;]*/, ''))}">
 <style>${CSS}</style></head><body>
 <h1>Run ${esc(run.runId)}</h1>
+${renderSummary(summary)}
 <p class="totals"><span>status <b id="run-status">${esc(run.status)}</b></span><span>samples <b id="total-samples">${totals.samples}</b></span>
 ${counts.map(([k, n]) => `<span>${esc(k)} <b class="count" data-status="${esc(k)}">${n}</b></span>`).join('')}
 <span>tokens <b id="total-tokens">${totals.promptTokens + totals.completionTokens}</b></span><span>cost <b id="total-cost">${unpriced ? 'unknown' : `$${totals.costUsd.toFixed(4)}`}</b></span>
 <span>duration <b>${(totals.durationMs / 1000).toFixed(1)} s</b></span>${run.manifestHead ? `<span>manifest head <code id="manifest-head">${esc(run.manifestHead)}</code></span>` : ''}</p>
 <p><label>Show <select id="filter">${options}</select></label> — <span id="shown"></span> shown</p>
-<table><thead><tr><th>sample</th><th>status</th><th>reason</th><th>data</th><th>tokens</th><th>cost $</th><th>evidence</th></tr></thead>
+<table><thead><tr><th>sample</th><th>status</th><th>reason</th>${fields.map((f) => `<th class="field">${esc(f)}</th>`).join('')}<th>final screenshot</th><th>tokens</th><th>cost $</th><th>evidence</th></tr></thead>
 <tbody>
 ${rows}
 </tbody></table>
