@@ -1,19 +1,22 @@
-import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
 import type { AgentDeps } from '../agent/deps.ts';
 import { runAgent } from '../agent/run-agent.ts';
-import { AgentTaskSchema, type StepRecord } from '../agent/state.ts';
+import { type AgentTask, AgentTaskSchema, isFinal, type StepRecord } from '../agent/state.ts';
 import { modelFor } from '../api/run-op.ts';
 import { assertNavigable } from '../browser/guard.ts';
 import { closeSharedBrowser, openSession } from '../browser/session.ts';
 import { noChatModel } from '../llm/computer-use/index.ts';
 import { forCommandLine, noModelError } from '../llm/config.ts';
-import { LocalEvidenceStore } from '../store/local-evidence-store.ts';
-import { LocalRunStore } from '../store/local-run-store.ts';
+import { manifestedEvidence } from '../runs/manifested-evidence.ts';
+import { mergeRun } from '../runs/merge.ts';
+import { createRun } from '../runs/run-records.ts';
+import { sampleFromUrl } from '../runs/samples.ts';
+import { parseTaskSpec, SpecError } from '../runs/task-spec.ts';
+import type { SampleStatus } from '../store/ports.ts';
 import { intFlag, parse, UsageError } from './args.ts';
 import { policyForCli } from './open.ts';
 import { pageArg } from './page-arg.ts';
+import { CLI_TENANT, localStores } from './run.ts';
 
 export const AGENT_USAGE =
   'browserfn agent <url> "<goal>" [--schema f.json] [--max-steps N] [--out DIR] [--model provider/model] [--var name=value]… [--require field]… [--step "scenario step"]… [--cua]';
@@ -113,11 +116,19 @@ export async function agentCommand(argv: string[], out: (s: string) => void): Pr
     : await modelFor(typeof flags.model === 'string' ? { model: flags.model } : {}, { policy });
   if (!llm && !flags.cua)
     throw new Error(`the agent needs a model. ${forCommandLine(noModelError().message)}`);
-  const root = resolve(typeof flags.out === 'string' ? flags.out : 'evidence');
-  const evidence = new LocalEvidenceStore(root);
+  // One agent call is a one-sample run in the layout of `browserfn run` (same stores under --out, same
+  // run id format, sealed manifest, results.json, combined.csv), so `report` and `verify` read it.
+  const { runStore, evidence } = localStores(flags);
+  const spec = specOf(task, typeof flags.model === 'string' ? flags.model : undefined);
+  const [sample] = sampleFromUrl(url);
+  const { runId } = await createRun(runStore, evidence, { tenant: CLI_TENANT, spec, samples: [sample!] });
+  const sampleId = sample!.sampleId;
+  await runStore.updateRun(CLI_TENANT, runId, { status: 'running' });
+  await runStore.updateSample(CLI_TENANT, runId, sampleId, { status: 'running', attempts: 1 });
   const deps: AgentDeps = {
-    runStore: new LocalRunStore(join(root, '.runs')),
-    evidence,
+    runStore,
+    // Whatever the agent stores is chained into this sample's part of the run's manifest.
+    evidence: manifestedEvidence(evidence, CLI_TENANT, runId, sampleId),
     llm: llm ?? noChatModel,
     newPage: async () => {
       const s = await openSession({ policy });
@@ -127,18 +138,26 @@ export async function agentCommand(argv: string[], out: (s: string) => void): Pr
     ...(vars ? { variables: vars } : {}),
     onStep: (s) => out(formatStep(s)),
   };
-  const runId = `${new Date().toISOString().slice(0, 19).replace(/[-:T]/g, '')}_${randomUUID().slice(0, 8)}`;
   try {
-    const state = await runAgent({ tenant: 'local', runId, sampleId: 'main', task, url }, deps);
+    const state = await runAgent({ tenant: CLI_TENANT, runId, sampleId, task, url }, deps);
+    const stored = await runStore.getResult(CLI_TENANT, runId, sampleId);
+    if (isFinal(state))
+      await runStore.updateSample(CLI_TENANT, runId, sampleId, {
+        status: (stored?.status ?? state.status) as SampleStatus,
+        reason: stored?.reason ?? state.reason ?? '',
+      });
+    const merged = await mergeRun(runStore, evidence, CLI_TENANT, runId);
     out(
       JSON.stringify(
         {
+          runId,
           status: state.status,
           reason: state.reason,
           data: state.data,
           steps: state.step,
           usage: state.usage,
           evidence: state.evidence.map((e) => ({ path: evidence.pathOf(e.key), sha256: e.sha256 })),
+          manifestHead: merged.manifestHead,
         },
         null,
         2,
@@ -147,5 +166,22 @@ export async function agentCommand(argv: string[], out: (s: string) => void): Pr
     return state.status === 'done' ? 0 : 1;
   } finally {
     await closeSharedBrowser();
+  }
+}
+
+/** The agent's task as a run's task spec: what `report` shows and `verify` seals with the run. */
+function specOf(task: AgentTask, model: string | undefined) {
+  try {
+    return parseTaskSpec({
+      goal: task.goal,
+      mode: 'agent',
+      ...(task.schema ? { outputSchema: task.schema } : {}),
+      ...(task.requiredFields?.length ? { requiredFields: task.requiredFields } : {}),
+      ...(task.maxSteps ? { maxSteps: task.maxSteps } : {}),
+      ...(task.computerUse ? { computerUse: task.computerUse } : model ? { model } : {}),
+    });
+  } catch (err) {
+    if (err instanceof SpecError) throw new UsageError(err.message.replace(/^task spec /, ''));
+    throw err;
   }
 }

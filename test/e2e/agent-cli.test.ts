@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reportCommand, verifyCommand } from '../../lib/cli/run-tools.ts';
 import { sha256Hex } from '../../lib/store/local-evidence-store.ts';
 import { perStep, reply, tempRoot } from '../support/agent-env.ts';
 import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
@@ -49,7 +50,7 @@ function cli(
 }
 
 describe('browserfn agent', () => {
-  it('prints each step as it happens, then the result; evidence lands in --out with matching hashes', async () => {
+  it('prints each step as it happens, then the result; --out holds a one-sample run that verify and report read', async () => {
     const schema = join(dir, 'count.json');
     await writeFile(
       schema,
@@ -95,6 +96,18 @@ describe('browserfn agent', () => {
       expect(e.path.startsWith(out)).toBe(true);
       expect(sha256Hex(await readFile(e.path))).toBe(e.sha256);
     }
+    // The same layout and id format as `browserfn run`: verify and report take its run id as is.
+    expect(result.runId).toMatch(/^\d{8}-\d{6}-[0-9a-f]{6}$/);
+    const lines: string[] = [];
+    expect(await verifyCommand([result.runId, '--out', out], (l) => lines.push(l))).toBe(0);
+    expect(lines.join('\n')).toMatch(/^ok: \d+ evidence files match the manifest/);
+    expect(lines.join('\n')).toContain(result.manifestHead);
+    const reported: string[] = [];
+    expect(await reportCommand([result.runId, '--out', out], (l) => reported.push(l))).toBe(0);
+    const html = await readFile(reported[0]!, 'utf8');
+    expect(html).toContain('Add one and report the count');
+    const csv = await readFile(join(out, 'evidence', 'local', `run_${result.runId}`, 'combined.csv'), 'utf8');
+    expect(csv.split('\n')[1]).toContain(',done,');
   });
 
   it('bad input: one line, non-zero exit', async () => {
