@@ -12,6 +12,7 @@ import { limitBody } from './body-limit.ts';
 import { DEMO_PATH, demoPage } from './demo.ts';
 import { toErrorResponse } from './errors.ts';
 import { registerJudgeRoute } from './judge-route.ts';
+import { registerReportLinkRoute, reportLinkAuth, reportLinkKey } from './report-link.ts';
 import { type Doing, type OpDeps, withPage } from './run-op.ts';
 import { type RunsApiDeps, registerRunRoutes } from './runs.ts';
 import {
@@ -25,6 +26,7 @@ import {
 } from './schemas.ts';
 import type { StagehandService } from './stagehand/index.ts';
 import { type CallRate, callRateWait, DEFAULT_CALLS_PER_TENANT, TenantGate } from './tenant-gate.ts';
+import { registerWorkflowShowRoute } from './workflow-show.ts';
 import { registerWorkflowRoutes } from './workflows.ts';
 
 export interface AppDeps extends OpDeps, Pick<AgentRouteDeps, 'agentStores'> {
@@ -48,6 +50,8 @@ export interface AppDeps extends OpDeps, Pick<AgentRouteDeps, 'agentStores'> {
   maxReadsPerTenant?: number;
   /** The workflow store (/v1/workflows…, lib/api/workflows.ts); absent: those routes answer 404. */
   workflows?: WorkflowStore;
+  /** Signs report links (lib/api/report-link.ts); default BROWSERFN_REPORT_LINK_KEY, else one per process. */
+  reportLinkKey?: Uint8Array;
 }
 
 /** The calls that open a page and hold it until they answer. */
@@ -205,14 +209,22 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
   app.doc31('/openapi.json', { openapi: '3.1.0', info: { title: 'browserfn', version: '0.1.0' } });
 
+  const linkKey = deps.reportLinkKey ?? reportLinkKey();
   app.use('/v1/*', async (c, next) => {
-    const tenant = tenantFor(deps.keys, c.req.header('authorization'));
+    // A run report may also be opened by its signed link (?token=…), without the key.
+    const link = reportLinkAuth(c.req.method, c.req.path, c.req.query('token'), linkKey);
+    const tenant =
+      tenantFor(deps.keys, c.req.header('authorization')) ??
+      (link && 'tenant' in link ? link.tenant : undefined);
     if (tenant === undefined)
       return c.json(
         {
           error: {
             kind: 'unauthorized',
-            message: 'send Authorization: Bearer <API key> (keys come from BROWSERFN_API_KEYS)',
+            message:
+              link && 'refused' in link
+                ? link.refused
+                : 'send Authorization: Bearer <API key> (keys come from BROWSERFN_API_KEYS)',
           },
         },
         401,
@@ -394,8 +406,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   if (deps.runs) {
     registerRunRoutes(app, deps.runs);
     registerJudgeRoute(app, deps.runs, deps);
+    registerReportLinkRoute(app, { runStore: deps.runs.runStore, key: linkKey });
   }
   if (deps.workflows) registerWorkflowRoutes(app, { store: deps.workflows });
+  if (deps.workflows) registerWorkflowShowRoute(app, { store: deps.workflows });
   registerAgentRoute(app, deps);
   return app;
 }

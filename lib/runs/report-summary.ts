@@ -277,7 +277,8 @@ export const SUMMARY_CSS = `.summary{display:grid;grid-template-columns:minmax(2
 .chart .bar.done{fill:#2e7d32}.chart .bar.failed{fill:#c62828}.chart .bar.needs_review,.chart .bar.partial_success{fill:#f9a825}
 .chart .bar.running,.chart .bar.pending{fill:#90a4ae}.chart text{font:12px system-ui,sans-serif;fill:#1d2330}
 .summary table td,.summary table th{padding:3px 6px;font-size:13px}.heals code{word-break:break-all;font-size:12px}
-td.field{max-width:260px;word-break:break-word}td.field.empty{color:#999}.clip summary{cursor:pointer;list-style:none}
+td.field{min-width:7em;max-width:320px;overflow-wrap:break-word}td.field.empty{color:#999}.clip summary{cursor:pointer;color:#1d2330}
+.clip[open] .cut{display:none}.clip[open] summary::after{content:"show less";color:#555;font-size:12px}
 td.shot img{max-width:200px;border:1px solid #ccd;display:block}.wf{font:12px monospace;background:#eef4fc;border:1px solid #1565c0;border-radius:8px;padding:0 5px}`;
 
 const money = (c: number | undefined) => (c === undefined ? 'unknown' : `$${c.toFixed(4)}`);
@@ -381,7 +382,7 @@ export function fieldCell(field: string, value: Json | undefined): string {
     typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
   const body =
     text.length > CLIP
-      ? `<details class="clip"><summary>${esc(text.slice(0, CLIP))}…</summary>${esc(text)}</details>`
+      ? `<details class="clip"><summary><span class="cut">${esc(text.slice(0, CLIP))}…</span></summary>${esc(text)}</details>`
       : esc(text);
   return `<td class="field" data-field="${esc(field)}">${body}</td>`;
 }
