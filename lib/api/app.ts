@@ -9,7 +9,7 @@ import type { WorkflowStore } from '../store/workflow-ports.ts';
 import { type AgentRouteDeps, registerAgentRoute } from './agent-route.ts';
 import { assertKeyRing, type KeyRing, tenantFor } from './auth.ts';
 import { limitBody } from './body-limit.ts';
-import { DEMO_PATH, demoPage } from './demo.ts';
+import { DEMO_CATALOGUE_PATH, DEMO_PATH, demoCataloguePage, demoPage, demoProductPage } from './demo.ts';
 import { toErrorResponse } from './errors.ts';
 import { registerJudgeRoute } from './judge-route.ts';
 import { registerReportLinkRoute, reportLinkAuth, reportLinkKey } from './report-link.ts';
@@ -75,6 +75,7 @@ const METHODS: Record<string, string[]> = {
   '/healthz': ['GET', 'HEAD'],
   '/openapi.json': ['GET', 'HEAD'],
   [DEMO_PATH]: ['GET', 'HEAD'],
+  [DEMO_CATALOGUE_PATH]: ['GET', 'HEAD'],
 };
 
 const errorResponses = {
@@ -188,6 +189,14 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
 
   // A page of our own to try the API on, offline (the local server allows exactly this URL).
   app.get(DEMO_PATH, (c) => c.html(demoPage()));
+  // …and a small catalogue (a list and a page per product) for extract, runs and workflows.
+  app.get(DEMO_CATALOGUE_PATH, (c) => c.html(demoCataloguePage()));
+  app.get(`${DEMO_CATALOGUE_PATH}/:slug`, (c) => {
+    const page = demoProductPage(c.req.param('slug'));
+    return page
+      ? c.html(page)
+      : c.html('<!doctype html><title>Not found</title><h1>No such product</h1>', 404);
+  });
   // A known path asked with the wrong method is a 405 that says which one, before anything else.
   app.use('*', async (c, next) => {
     const allowed = METHODS[c.req.path];

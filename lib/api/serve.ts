@@ -6,7 +6,7 @@ import type { OpLog } from '../ops/types.ts';
 import { storesFromEnv } from '../store/config.ts';
 import { createApp } from './app.ts';
 import { keysFromEnv } from './auth.ts';
-import { DEMO_PATH } from './demo.ts';
+import { DEMO_PATH, DEMO_PATHS } from './demo.ts';
 import { requestTimeouts } from './http-limits.ts';
 import { localRunsApi } from './runs-local.ts';
 import { closeSharedDebuggableBrowser, sharedDebuggableBrowser } from './stagehand/browser.ts';
@@ -54,7 +54,7 @@ export async function startServer(options: ServeOptions = {}) {
   // opened to them, never the API itself.
   const pageHost =
     host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-  const demo = { url: '' };
+  const demo = { url: '', pages: [] as string[] };
   const log: OpLog = (e) => {
     if (e.level !== 'debug')
       process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...e })}\n`);
@@ -97,7 +97,7 @@ export async function startServer(options: ServeOptions = {}) {
   const app = createApp({
     keys,
     get policy() {
-      return demo.url ? mergePolicy(policy, { allowUrls: [demo.url] }) : policy;
+      return demo.url ? mergePolicy(policy, { allowUrls: demo.pages }) : policy;
     },
     browser,
     cacheFor,
@@ -141,6 +141,7 @@ export async function startServer(options: ServeOptions = {}) {
   const actualPort = typeof address === 'object' && address ? address.port : port;
   const base = `http://${host === '0.0.0.0' ? 'localhost' : host}:${actualPort}`;
   demo.url = `http://${pageHost}:${actualPort}${DEMO_PATH}`;
+  demo.pages = DEMO_PATHS.map((p) => `http://${pageHost}:${actualPort}${p}`);
   print(`browserfn API listening on ${base}  (OpenAPI: ${base}/openapi.json, demo page: ${demo.url})`);
   if (generated)
     print(
