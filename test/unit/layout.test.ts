@@ -14,6 +14,7 @@ const STAGES = [
   'agent',
   'judge',
   'workflows',
+  'scenarios',
   'runs',
   'api',
   'cli',

@@ -1,0 +1,32 @@
+export { type ClearedBlocker, type ClearingRecipe, clearBlockers, FRAMEWORK_RULES } from './blockers.ts';
+export { type RecordedCommand, runCommands } from './commands.ts';
+export { type CompiledScenario, compileScenario, rulesFor } from './compile.ts';
+export {
+  type Command,
+  type Decision,
+  DecisionSchema,
+  settleStatus,
+  VERIFICATION_TYPES,
+  type VerificationType,
+} from './decision.ts';
+export { addClearing, addExperiences, type ScenarioMemory } from './memory.ts';
+export {
+  type IterationRecord,
+  MAX_ITERATIONS_PER_STEP,
+  runScenario,
+  type ScenarioDeps,
+  type ScenarioResult,
+  type ScenarioStatus,
+  type StepReport,
+} from './run-scenario.ts';
+export {
+  needsVerification,
+  parseScenario,
+  parseScenarioText,
+  type Scenario,
+  ScenarioError,
+  ScenarioSchema,
+  type ScenarioStep,
+  scenarioJsonSchema,
+} from './spec.ts';
+export { judgeVerification, runVerification } from './verify.ts';
