@@ -197,18 +197,19 @@ export async function resolveCandidate(page: Page, c: PageCandidate): Promise<Ca
     // Identity of a nested element is read by the caller's snapshot; positional hits are single.
     return { count: 1, locator: { xpath: (c as { value: string }).value, role: '', name: '' } };
   }
-  const count = await loc.count().catch(() => 0);
-  if (count !== 1) return { count };
-  const handle = (await loc
-    .elementHandle({ timeout: 1000 })
-    .catch(() => null)) as ElementHandle<Element> | null;
-  if (!handle) return { count: 0 };
+  // One query gives the count and the element (a role query computes accessible names across the
+  // page: asking twice, then waiting on a loaded machine, turned a present element into "nothing").
+  const handles = (await loc.elementHandles().catch(() => [])) as ElementHandle<Element>[];
   try {
-    const xpath = await handle.evaluate(xpathOf);
-    const id = await identityOf(loc);
+    if (handles.length !== 1) return { count: handles.length };
+    const xpath = await handles[0]!.evaluate(xpathOf);
+    // A role candidate matched its exact role and name: that is who the element is.
+    const id = c.kind === 'role' ? { role: c.role, name: c.name } : await identityOf(loc);
     return { count: 1, locator: { xpath, role: id?.role ?? '', name: id?.name ?? '' } };
+  } catch {
+    return { count: 0 };
   } finally {
-    await handle.dispose();
+    await Promise.all(handles.map((h) => h.dispose().catch(() => undefined)));
   }
 }
 

@@ -9,8 +9,8 @@ import { emptyUsage } from '../llm/types.ts';
 import { extract } from '../ops/extract.ts';
 import { readExtraction, type SoughtValue, suggestSelectors } from '../perception/extractor-dom.ts';
 import type { Json, JsonObject } from '../store/ports.ts';
-import type { BrowserQueryConfigSchema } from './schema.ts';
-import type { NodeResult, NodeRun, NodeRunner } from './types.ts';
+import type { BrowserQueryConfigSchema, LocatorCandidate } from './schema.ts';
+import type { HealRecord, NodeResult, NodeRun, NodeRunner } from './types.ts';
 
 type QueryConfig = import('zod').infer<typeof BrowserQueryConfigSchema>;
 export type Extractor = Extract<QueryConfig, { method: 'extract' }>['extractor'];
@@ -173,6 +173,30 @@ export function nothingWhereRequired(
   return need.some((k) => output[k] === null || output[k] === undefined);
 }
 
+const SCHEMA_TYPE: Record<FieldType, string> = { string: 'string', number: 'number', boolean: 'boolean' };
+
+/** The JSON Schema of what an extractor gives (every field required): the shape a heal asks for. */
+export function schemaOf(extractor: Extractor): Record<string, unknown> {
+  const fields = Object.keys(extractor.fields);
+  const record = {
+    type: 'object',
+    properties: Object.fromEntries(
+      Object.entries(extractor.fields).map(([k, f]) => [k, { type: SCHEMA_TYPE[f.type ?? 'string'] }]),
+    ),
+    required: fields,
+  };
+  if (!extractor.item) return record;
+  const list = extractor.list ?? 'items';
+  return { type: 'object', properties: { [list]: { type: 'array', items: record } }, required: [list] };
+}
+
+/** An extractor's selectors as CSS candidates (item-relative ones after the item), for heal records. */
+const selectorsOf = (e: Extractor): LocatorCandidate[] =>
+  Object.values(e.fields).map((f) => ({
+    kind: 'css' as const,
+    value: e.item ? `${e.item} ${f.selector === ':scope' ? '' : f.selector}`.trim() : f.selector,
+  }));
+
 export const runExtractor: NodeRunner = async (run: NodeRun): Promise<NodeResult> => {
   const started = performance.now();
   const { node, deps } = run;
@@ -208,11 +232,13 @@ export const runExtractor: NodeRunner = async (run: NodeRun): Promise<NodeResult
       },
     };
   try {
-    // The heal: the model reads the page once (no secrets are passed to it).
+    // The heal: the model reads the page once (no secrets are passed to it), in the extractor's own
+    // shape when the node has no schema (else the model's default shape would not fit the fields).
+    const schema = config.schema ?? schemaOf(config.extractor);
     const res = await extract(
       { page: deps.page, llm: deps.llm, ...(deps.signal ? { signal: deps.signal } : {}) },
       config.instruction,
-      config.schema,
+      schema,
     );
     deps.log?.({
       level: 'warn',
@@ -220,6 +246,37 @@ export const runExtractor: NodeRunner = async (run: NodeRun): Promise<NodeResult
       alias: node.alias,
       url: deps.page.url(),
     });
+    // Selectors found again from what the model read here, kept only when they give it back exactly:
+    // written back, later pages read the new layout with no model.
+    const again = await deriveExtractor(deps.page, res.data, schema).catch(
+      (err: unknown): Derived => ({ ok: false, reason: String(err) }),
+    );
+    if (!again.ok)
+      deps.log?.({
+        level: 'info',
+        msg: 'no extractor fits the new page',
+        alias: node.alias,
+        why: again.reason,
+      });
+    const heal: HealRecord | undefined = again.ok
+      ? {
+          alias: node.alias,
+          path: run.path,
+          url: deps.page.url(),
+          old: selectorsOf(config.extractor),
+          new: selectorsOf(again.extractor),
+          via: 'llm',
+          reason: `the extractor found nothing where data is required (${selectors.join(' | ')})`,
+          confirmed: true,
+          extractor: again.extractor,
+        }
+      : undefined;
+    if (heal)
+      await deps
+        .saveEvidence?.(`heal-${node.alias}.json`, JSON.stringify(heal, null, 2), 'application/json')
+        .catch((err: unknown) =>
+          deps.log?.({ level: 'warn', msg: 'could not save the heal record', error: String(err) }),
+        );
     return {
       ...base,
       status: 'ok',
@@ -227,6 +284,7 @@ export const runExtractor: NodeRunner = async (run: NodeRun): Promise<NodeResult
       usage: res.usage,
       resolvedBy: 'heal-llm',
       ms: Math.round(performance.now() - started),
+      ...(heal ? { heal } : {}),
     };
   } catch (err) {
     return {

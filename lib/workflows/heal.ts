@@ -1,7 +1,8 @@
 /**
  * Writing heals back: a new version of the workflow in which each confirmed heal's step tries the
  * candidates that worked first and keeps the old ones after them (a site may A/B-test between
- * templates, and the old page may come back). A heal whose post-conditions did not hold is never
+ * templates, and the old page may come back); a healed extractor replaces the old one (it is only
+ * consulted when the current one finds nothing, so the model reads a page that went back once). A heal whose post-conditions did not hold is never
  * written: it may have found the wrong element. Pure.
  */
 import type { LocatorCandidate, Workflow, WorkflowNode } from './schema.ts';
@@ -50,8 +51,23 @@ export function applyHeals(workflow: Workflow, heals: readonly HealRecord[]): Wo
   const next = structuredClone(workflow);
   let changed = false;
   for (const heal of heals) {
-    if (!heal.confirmed || heal.new.length === 0) continue;
+    if (!heal.confirmed) continue;
     const node = nodeAt(next, heal.path);
+    if (heal.extractor) {
+      // An extractor found again (checked against the model's reading of the healed page).
+      if (
+        !node ||
+        node.alias !== heal.alias ||
+        node.type !== 'browser_query' ||
+        node.config.method !== 'extract'
+      )
+        continue;
+      if (JSON.stringify(node.config.extractor) === JSON.stringify(heal.extractor)) continue;
+      node.config.extractor = structuredClone(heal.extractor);
+      changed = true;
+      continue;
+    }
+    if (heal.new.length === 0) continue;
     if (!node || node.alias !== heal.alias || node.type !== 'browser_action' || !('target' in node.config))
       continue;
     const merged = mergeCandidates(heal.new, node.config.target.candidates);

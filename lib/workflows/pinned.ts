@@ -123,6 +123,13 @@ async function byModel(
   }
 }
 
+/** How many elements of the page have the found element's role and name (as perception reads them). */
+async function lookAlikes(page: Page, locator: DurableLocator): Promise<number> {
+  if (!locator.role || !locator.name.trim()) return 0;
+  const snap = await snapshot(page, { text: false });
+  return snap.elements.filter((e) => e.role === locator.role && e.name === locator.name).length;
+}
+
 const addUsage = (a: Usage, b: Usage | undefined): Usage =>
   b
     ? {
@@ -220,6 +227,15 @@ export const runPinnedAction: NodeRunner = async (run: NodeRun): Promise<NodeRes
     return failed(
       `element not found (${reason}); heal: ${notes.join('; ')}`,
       'The page changed beyond what the heal could find safely. Record the step again on the new page, or add a candidate that picks out the element.',
+    );
+
+  // A heal that lands on one of several look-alikes (same role and name) cannot know it is the one
+  // that was meant, whoever pointed at it: right or nothing, so it defers.
+  const twins = await lookAlikes(page, found.locator);
+  if (twins > 1)
+    return failed(
+      `element not found (${reason}); heal: ${found.via} pointed at ${found.locator.role} "${found.locator.name}", but ${twins} elements look like it and nothing tells which one was meant; nothing was done`,
+      'Record the step again on the new page, or add a candidate (an id, a data-testid) that picks out the element.',
     );
 
   // Candidates are read before acting: after a click the element may be gone.

@@ -6,7 +6,13 @@
 import type { Page } from 'playwright-core';
 import type { LlmClient, Usage } from '../llm/types.ts';
 import type { Json, JsonObject } from '../store/ports.ts';
-import type { LocatorCandidate, NodeType, Workflow, WorkflowNode } from './schema.ts';
+import type {
+  BrowserQueryConfigSchema,
+  LocatorCandidate,
+  NodeType,
+  Workflow,
+  WorkflowNode,
+} from './schema.ts';
 
 /**
  * How a node's result was reached. `deterministic`: no model and no healing (navigation, CSS
@@ -48,7 +54,19 @@ export interface HealRecord {
   reason: string;
   /** The post-conditions (and the judge, when the run has one) confirmed the healed step. */
   confirmed: boolean;
+  /**
+   * An extractor's heal (`browser_query` extract): the extractor derived again from what the model
+   * read on this page, checked to give back exactly that; it replaces the node's. `old` / `new` then
+   * list the fields' selectors as CSS candidates, for people reading the record.
+   */
+  extractor?: ExtractorSpec;
 }
+
+/** A deterministic extractor as the document holds it. */
+export type ExtractorSpec = Extract<
+  import('zod').infer<typeof BrowserQueryConfigSchema>,
+  { method: 'extract' }
+>['extractor'];
 
 export interface NodeResult {
   alias: string;

@@ -9,11 +9,11 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LlmClient } from '../../lib/llm/types.ts';
 import { act } from '../../lib/ops/act.ts';
-import { compileActs } from '../../lib/workflows/compile.ts';
+import { compileActs, compileExtractSample } from '../../lib/workflows/compile.ts';
 import { applyHeals } from '../../lib/workflows/heal.ts';
 import type { Workflow } from '../../lib/workflows/schema.ts';
 import { openPage, startBrowser } from '../support/browser.ts';
-import { type CatalogueSite, startCatalogueSite } from '../support/catalogue-site.ts';
+import { type CatalogueSite, product, startCatalogueSite } from '../support/catalogue-site.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
 import { client, idInPrompt } from '../support/ops-env.ts';
 import { replay } from '../support/workflow-replay.ts';
@@ -241,5 +241,58 @@ describe('pinned workflow compiled from acts', () => {
     expect(run.results.at(-1)!.error!.message).toMatch(/the model pointed at 2 elements/);
     expect(llm.requests).toHaveLength(1);
     expect(site.carts.length).toBe(before);
+
+    // A model that points at ONE of them (the deal's, first on the page) is no surer: nothing pressed.
+    llm.requests.length = 0;
+    llm.setHandler((r) => {
+      const first = Number(/\[(\d+)\] button: Add to cart/.exec(r.text)![1]);
+      return {
+        json: {
+          elements: [{ elementId: first, description: 'add to cart', method: 'click', arguments: [] }],
+        },
+      };
+    });
+    const again = await replay(wf, { url: `${site.url}/product/31`, qty: '2' }, { page, llm: model });
+    expect(again.failedAt).toBe(wf.nodes[3]!.alias);
+    expect(again.results.at(-1)!.error!.message).toMatch(
+      /2 elements look like it and nothing tells which one was meant; nothing was done/,
+    );
+    expect(again.heals).toEqual([]);
+    expect(llm.requests).toHaveLength(1);
+    expect(site.carts.length).toBe(before);
+  });
+
+  it('heals an extractor with no schema once on the redesign and writes it back: later pages read it with no model', async () => {
+    // No schema, as an agent sample's data is compiled: the model is asked in the extractor's shape.
+    const truth = (id: number) => ({
+      name: product(id).name,
+      price: product(id).cents / 100,
+      sku: product(id).sku,
+      inStock: product(id).inStock,
+    });
+    await page.goto(`${site.url}/product/1`);
+    const wf = await compileExtractSample(page, {
+      url: page.url(),
+      instruction: 'name, price, SKU and stock',
+      data: truth(1),
+    });
+    site.setTemplate('v2');
+    llm.setHandler((r) => ({ json: { data: truth(Number(/CAT-(\d{5})/.exec(r.text)![1])), done: true } }));
+    const run = await replay(wf, { url: `${site.url}/product/7` }, { page, llm: model });
+    expect(run.failedAt).toBeUndefined();
+    expect(run.data).toEqual({ data: truth(7) });
+    expect(run.results[1]).toMatchObject({ resolvedBy: 'heal-llm' });
+    expect(run.heals).toEqual([expect.objectContaining({ alias: 'data', via: 'llm', confirmed: true })]);
+    expect(llm.requests).toHaveLength(1);
+    const v2 = applyHeals(wf, run.heals)!;
+    expect(v2.version).toBe(2);
+    llm.requests.length = 0;
+    // Product 3 is out of stock: the healed extractor reads each page, it does not copy product 7's.
+    for (const id of [8, 3]) {
+      const again = await replay(v2, { url: `${site.url}/product/${id}` }, { page, llm: model });
+      expect(again.data).toEqual({ data: truth(id) });
+      expect(again.results[1]!.resolvedBy).toBe('deterministic');
+    }
+    expect(llm.requests).toHaveLength(0);
   });
 });
