@@ -12,7 +12,7 @@ import { redactText } from '../perception/redact.ts';
 import type { JsonObject } from '../store/ports.ts';
 import type { AgentDeps, AgentLogEvent } from './deps.ts';
 import { firstLine } from './errors.ts';
-import { ACTION_LOG, putJson, RESULT_FILE } from './evidence.ts';
+import { ACTION_LOG, putJson, RESULT_FILE, saveScreenshot } from './evidence.ts';
 import { countItems } from './merge.ts';
 import { saveStorage } from './page-setup.ts';
 import { CONSOLIDATE_SYSTEM, consolidatePrompt } from './prompt.ts';
@@ -115,6 +115,11 @@ export async function finish(
   }
   state.status = status;
   state.reason = reason;
+  // Where the sample ended, kept as its last screenshot (secret fields painted over) for the report.
+  if (rt.page && !rt.page.isClosed())
+    await saveScreenshot(deps.evidence, state, rt.page, 'final', deps.variables).catch((err) =>
+      rt.log({ level: 'warn', msg: 'could not save the final screenshot', error: firstLine(err) }),
+    );
   await putJson(deps.evidence, state, ACTION_LOG, rt.steps, deps.variables);
   const usage: JsonObject = {
     ...state.usage,

@@ -82,7 +82,7 @@ describe('POST /v1/agent', () => {
     expect(body.usage.promptTokens).toBeGreaterThan(500);
     expect(body.usage.calls).toBe(2);
     const names = body.evidence.files.map((f: { key: string }) => f.key.split('/').pop());
-    expect(names).toEqual(['01_after.png', 'action_log.json', 'result.json']);
+    expect(names).toEqual(['01_after.png', '02_final.png', 'action_log.json', 'result.json']);
     for (const f of body.evidence.files)
       expect(sha256Hex(await readFile(evidence.pathOf(f.key)))).toBe(f.sha256);
     expect(llm.requests.filter(isDecision)).toHaveLength(2);
