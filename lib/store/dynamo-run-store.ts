@@ -2,7 +2,10 @@
  * `RunStore` on one DynamoDB table (design in dynamo-items.ts). Every guarantee of the port rests on a
  * single-item condition, because DynamoDB Local stand-ins (and cheap designs) have no transactions:
  * runs and results are written with `attribute_not_exists` (write-once), checkpoints only when their
- * seq is above the stored one, rate buckets with a compare-and-set on their `version`.
+ * seq is above the stored one, rate buckets with a compare-and-set on their `version`. The run item
+ * keeps the run's progress (counts, tokens, cost) by atomic `ADD` as samples and results are written,
+ * once per result that this store actually wrote, so a status read is one GetItem, not a Query of
+ * every sample and result.
  * JSON payloads above `inlineLimitBytes` go to the blob store (S3) and the item keeps a pointer.
  */
 import { randomUUID } from 'node:crypto';
@@ -34,6 +37,7 @@ import {
   sampleItemKey,
   sampleToItem,
 } from './dynamo-items.ts';
+import { addRunProgress, itemToProgress, progressAttributes } from './dynamo-progress.ts';
 import { keySegment } from './keys.ts';
 import type {
   Checkpoint,
@@ -43,12 +47,20 @@ import type {
   RateLimit,
   ResultRecord,
   RunPatch,
+  RunProgress,
   RunRecord,
   RunStore,
   SamplePatch,
   SampleRecord,
   WriteOnce,
 } from './ports.ts';
+import {
+  emptyProgress,
+  type ProgressDelta,
+  resultDelta,
+  samplesDelta,
+  statusChangeDelta,
+} from './run-progress.ts';
 import { type BucketState, pausedUntil, takeFrom } from './token-bucket.ts';
 
 export interface DynamoRunStoreOptions {
@@ -156,8 +168,11 @@ export class DynamoRunStore implements RunStore {
     return items;
   }
 
-  /** SET the patch's defined fields, REMOVE the ones given as undefined; only on an existing item. */
-  private async patch(key: ItemKey, fields: Record<string, unknown>, missing: string): Promise<void> {
+  /**
+   * SET the patch's defined fields, REMOVE the ones given as undefined; only on an existing item.
+   * Returns the changed attributes as they were before.
+   */
+  private async patch(key: ItemKey, fields: Record<string, unknown>, missing: string): Promise<Item> {
     const sets: string[] = [];
     const removes: string[] = [];
     const names: Record<string, string> = {};
@@ -177,16 +192,18 @@ export class DynamoRunStore implements RunStore {
       .filter(Boolean)
       .join(' ');
     try {
-      await this.doc.send(
+      const out = await this.doc.send(
         new UpdateCommand({
           TableName: this.table,
           Key: key,
           UpdateExpression: expression,
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeNames: names,
+          ReturnValues: 'UPDATED_OLD',
           ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
         }),
       );
+      return out.Attributes ?? {};
     } catch (err) {
       if (isConditionFailed(err)) throw new Error(missing);
       throw err;
@@ -197,7 +214,10 @@ export class DynamoRunStore implements RunStore {
 
   async createRun(run: RunRecord): Promise<WriteOnce> {
     const spec = await this.pack(JSON.stringify(run.spec), run.tenant, run.runId, 'spec');
-    const { written } = await this.putIf(runToItem(run, spec), 'attribute_not_exists(pk)');
+    const { written } = await this.putIf(
+      { ...runToItem(run, spec), ...progressAttributes(emptyProgress()) },
+      'attribute_not_exists(pk)',
+    );
     if (!written) await this.dropBlob(spec);
     return written ? 'written' : 'exists';
   }
@@ -210,6 +230,17 @@ export class DynamoRunStore implements RunStore {
   async getRun(tenant: string, runId: string): Promise<RunRecord | undefined> {
     const item = await this.get(runKey(tenant, runId));
     return item ? this.runFromItem(item) : undefined;
+  }
+
+  // ---- the run's kept progress ----
+
+  async runProgress(tenant: string, runId: string): Promise<RunProgress | undefined> {
+    const item = await this.get(runKey(tenant, runId));
+    return item ? itemToProgress(item) : undefined;
+  }
+
+  private addProgress(tenant: string, runId: string, delta: ProgressDelta, lastResultAt?: string) {
+    return addRunProgress(this.doc, this.table, runKey(tenant, runId), delta, lastResultAt);
   }
 
   async updateRun(tenant: string, runId: string, patch: RunPatch): Promise<void> {
@@ -230,14 +261,24 @@ export class DynamoRunStore implements RunStore {
 
   async putSamples(samples: SampleRecord[]): Promise<void> {
     let next = 0;
+    // Counted per run: only the samples this call actually added.
+    const added = new Map<string, { tenant: string; runId: string; count: number; running: number }>();
     const worker = async () => {
       while (next < samples.length) {
         const sample = samples[next++] as SampleRecord;
         // An existing sample keeps its progress: the failed condition is the "already there" answer.
-        await this.putIf(sampleToItem(sample), 'attribute_not_exists(pk)');
+        const { written } = await this.putIf(sampleToItem(sample), 'attribute_not_exists(pk)');
+        if (!written) continue;
+        const key = `${sample.tenant}\n${sample.runId}`;
+        const entry = added.get(key) ?? { tenant: sample.tenant, runId: sample.runId, count: 0, running: 0 };
+        entry.count++;
+        if (sample.status === 'running') entry.running++;
+        added.set(key, entry);
       }
     };
     await Promise.all(Array.from({ length: Math.min(PUT_CONCURRENCY, samples.length) }, worker));
+    for (const a of added.values())
+      await this.addProgress(a.tenant, a.runId, samplesDelta(a.count, a.running));
   }
 
   async getSample(tenant: string, runId: string, sampleId: string): Promise<SampleRecord | undefined> {
@@ -246,11 +287,17 @@ export class DynamoRunStore implements RunStore {
   }
 
   async updateSample(tenant: string, runId: string, sampleId: string, patch: SamplePatch): Promise<void> {
-    await this.patch(
+    const old = await this.patch(
       sampleItemKey(tenant, runId, 'sample', sampleId),
       { ...patch, updatedAt: new Date().toISOString() },
       `sample ${sampleId} of run ${runId} not found`,
     );
+    // Before its result, only whether a sample is running counts; after it, the result's status does.
+    const from = old.status as SampleRecord['status'] | undefined;
+    const to = patch.status;
+    if (!to || !from || to === from) return;
+    if (await this.get(sampleItemKey(tenant, runId, 'result', sampleId))) return;
+    await this.addProgress(tenant, runId, statusChangeDelta(from, to));
   }
 
   async listSamples(tenant: string, runId: string): Promise<SampleRecord[]> {
@@ -318,8 +365,19 @@ export class DynamoRunStore implements RunStore {
       `results/${keySegment(result.sampleId)}`,
     );
     const { written } = await this.putIf(resultToItem(result, body), 'attribute_not_exists(pk)');
-    if (!written) await this.dropBlob(body);
-    return written ? 'written' : 'exists';
+    if (!written) {
+      // First write wins: a repeated result is neither stored nor counted again.
+      await this.dropBlob(body);
+      return 'exists';
+    }
+    const sample = await this.getSample(result.tenant, result.runId, result.sampleId);
+    await this.addProgress(
+      result.tenant,
+      result.runId,
+      resultDelta(result, sample?.status),
+      result.writtenAt,
+    );
+    return 'written';
   }
 
   private async resultFromItem(item: Item): Promise<ResultRecord> {

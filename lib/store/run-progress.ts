@@ -51,3 +51,39 @@ export function withResult(
     lastResultAt: last,
   };
 }
+
+/**
+ * A change to a run's progress as numbers to add (for stores that add atomically, like DynamoDB's
+ * `ADD`): the same counting rule as `withSamples`, `withStatusChange` and `withResult`.
+ */
+export interface ProgressDelta {
+  samples?: number;
+  running?: number;
+  /** Results written, per status. */
+  results?: Partial<Record<SampleStatus, number>>;
+  promptTokens?: number;
+  completionTokens?: number;
+  cachedTokens?: number;
+  costUsd?: number;
+  sampleMs?: number;
+}
+
+export function samplesDelta(added: number, running = 0): ProgressDelta {
+  return { samples: added, running };
+}
+
+export function statusChangeDelta(from: SampleStatus, to: SampleStatus): ProgressDelta {
+  return { running: (to === 'running' ? 1 : 0) - (from === 'running' ? 1 : 0) };
+}
+
+export function resultDelta(result: ResultRecord, sampleStatus: SampleStatus | undefined): ProgressDelta {
+  return {
+    running: sampleStatus === 'running' ? -1 : 0,
+    results: { [result.status]: 1 },
+    promptTokens: num(result.usage.promptTokens),
+    completionTokens: num(result.usage.completionTokens),
+    cachedTokens: num(result.usage.cachedTokens),
+    costUsd: num(result.usage.costUsd),
+    sampleMs: num(result.usage.ms),
+  };
+}

@@ -5,14 +5,24 @@
  */
 import { createHash } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/client-dynamodb';
+import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerRunRoutes } from '../../lib/api/runs.ts';
+import { totalsOf } from '../../lib/runs/merge.ts';
+import { totalsFromProgress } from '../../lib/runs/progress-totals.ts';
 import { storesFromEnv } from '../../lib/store/config.ts';
 import { runPartition } from '../../lib/store/dynamo-items.ts';
 import { DynamoRunStore } from '../../lib/store/dynamo-run-store.ts';
 import { runEvidencePrefix } from '../../lib/store/keys.ts';
+import type { RunStore } from '../../lib/store/ports.ts';
 import { S3EvidenceStore } from '../../lib/store/s3-evidence-store.ts';
 import { type AwsLocal, startAwsLocal } from '../support/aws-local.ts';
-import { describeStoreContract, runRecord } from '../support/run-store-contract.ts';
+import {
+  describeStoreContract,
+  resultRecord,
+  runRecord,
+  sampleRecord,
+} from '../support/run-store-contract.ts';
 
 let aws: AwsLocal;
 let started: Promise<AwsLocal> | undefined;
@@ -110,5 +120,66 @@ describe('AWS adapters', () => {
     expect((await stores(aws).runs.getRun('env', 'r1'))?.runId).toBe('r1');
     await fromEnv.evidence.put('env/run_r1/x.txt', 'x');
     expect(await stores(aws).evidence.list('env/')).toEqual(['env/run_r1/x.txt']);
+  });
+
+  it('keep running totals on the run item, a repeated result counted once, and status reads use them', async () => {
+    const { runs, evidence } = stores(aws);
+    const t = 'totals';
+    await runs.createRun({ ...runRecord(t, 'r'), status: 'running' });
+    await runs.putSamples([
+      sampleRecord(t, 'r', 's1'),
+      sampleRecord(t, 'r', 's2'),
+      { ...sampleRecord(t, 'r', 's3'), status: 'running' },
+    ]);
+    await runs.updateSample(t, 'r', 's1', { status: 'running', attempts: 1 });
+    // Four slices racing to write s1's result: the first write wins, and only it is counted.
+    const usage = { promptTokens: 100, completionTokens: 20, cachedTokens: 5, costUsd: 0.25, ms: 1500 };
+    const raced = await Promise.all(
+      [1, 2, 3, 4].map((n) => runs.putResult({ ...resultRecord(t, 'r', 's1', { n }), usage })),
+    );
+    expect(raced.filter((w) => w === 'written')).toHaveLength(1);
+    expect(await runs.putResult({ ...resultRecord(t, 'r', 's1'), usage })).toBe('exists');
+    await runs.updateSample(t, 'r', 's1', { status: 'done' });
+    await runs.putResult({ ...resultRecord(t, 'r', 's2'), status: 'failed', usage: { promptTokens: 7 } });
+    // A resumed run puts its samples again: only the new one counts.
+    await runs.putSamples([sampleRecord(t, 'r', 's1'), sampleRecord(t, 'r', 's4')]);
+
+    const progress = await runs.runProgress(t, 'r');
+    expect(progress).toMatchObject({
+      samples: 4,
+      running: 1,
+      results: { done: 1, failed: 1 },
+      promptTokens: 107,
+      completionTokens: 20,
+      cachedTokens: 5,
+      costUsd: 0.25,
+      sampleMs: 1500,
+    });
+    // The kept totals are exactly what counting every sample and result gives.
+    const run = await runs.getRun(t, 'r');
+    const counted = totalsOf(run!, await runs.listSamples(t, 'r'), await runs.listResults(t, 'r'));
+    expect(counted).toMatchObject(totalsFromProgress(run!, progress!));
+    expect(counted.counts).toMatchObject({ pending: 1, running: 1, done: 1, failed: 1 });
+
+    // GET /v1/runs/{id} answers from them without listing a sample or a result.
+    const listed: string[] = [];
+    const watched = new Proxy(runs, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (name === 'listSamples' || name === 'listResults') listed.push(name);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    }) as RunStore;
+    const app = new Hono<{ Variables: { tenant: string } }>();
+    app.use('*', async (c, next) => {
+      c.set('tenant', t);
+      await next();
+    });
+    registerRunRoutes(app, { runStore: watched, evidence, launch: async () => undefined });
+    const res = await app.request('/v1/runs/r');
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { totals: unknown }).totals).toEqual(totalsFromProgress(run!, progress!));
+    expect(listed).toEqual([]);
+    expect(await runs.runProgress(t, 'missing')).toBeUndefined();
   });
 });
