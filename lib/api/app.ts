@@ -11,10 +11,13 @@ import { assertKeyRing, type KeyRing, tenantFor } from './auth.ts';
 import { limitBody } from './body-limit.ts';
 import { DEMO_CATALOGUE_PATH, DEMO_PATH, demoCataloguePage, demoPage, demoProductPage } from './demo.ts';
 import { toErrorResponse } from './errors.ts';
+import { FairShare, RUN_READS_AT_ONCE } from './fair-share.ts';
 import { registerJudgeRoute } from './judge-route.ts';
+import { logOps } from './op-log.ts';
 import { registerReportLinkRoute, reportLinkAuth, reportLinkKey } from './report-link.ts';
 import { type Doing, type OpDeps, withPage } from './run-op.ts';
 import { type RunsApiDeps, registerRunRoutes } from './runs.ts';
+import { registerScenarioRoute } from './scenario-route.ts';
 import {
   ActRequest,
   ActResponse,
@@ -54,8 +57,17 @@ export interface AppDeps extends OpDeps, Pick<AgentRouteDeps, 'agentStores'> {
   reportLinkKey?: Uint8Array;
 }
 
-/** The calls that open a page and hold it until they answer. */
-const PAGE_CALLS = new Set(['/v1/act', '/v1/observe', '/v1/extract', '/v1/agent']);
+/** The calls that open a page (or ask a model) and hold it until they answer. */
+const PAGE_CALLS = new Set([
+  '/v1/act',
+  '/v1/observe',
+  '/v1/extract',
+  '/v1/agent',
+  '/v1/scenarios',
+  '/v1/workflows/plan',
+  '/v1/workflows/compile',
+]);
+const isPageCall = (path: string) => PAGE_CALLS.has(path) || /^\/v1\/workflows\/[^/]+\/run$/.test(path);
 
 type Env = {
   Variables: {
@@ -254,7 +266,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   );
   const gate = new TenantGate(deps.maxCallsPerTenant ?? DEFAULT_CALLS_PER_TENANT);
   app.use('/v1/*', async (c, next) => {
-    if (c.req.method !== 'POST' || !PAGE_CALLS.has(c.req.path)) return next();
+    if (c.req.method !== 'POST' || !isPageCall(c.req.path)) return next();
     const tenant = c.get('tenant');
     const leave = gate.enter(tenant);
     if (!leave)
@@ -304,6 +316,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   // Run reads (status, results, report, evidence) load the stores and the disk: they count against
   // the key's limits too, in a gate of their own so polling a run never blocks the key's page calls.
   const reads = new TenantGate(deps.maxReadsPerTenant ?? DEFAULT_CALLS_PER_TENANT);
+  // Admitted reads then share the server fairly between keys (one key's polls cannot queue ahead of
+  // another key's read).
+  const readShare = new FairShare(RUN_READS_AT_ONCE);
   app.use('/v1/runs/*', async (c, next) => {
     if (c.req.method !== 'GET' && c.req.method !== 'HEAD') return next();
     const tenant = c.get('tenant');
@@ -334,7 +349,12 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
           429,
           { 'retry-after': String(waitS) },
         );
-      await next();
+      const done = await readShare.take(tenant);
+      try {
+        await next();
+      } finally {
+        done();
+      }
     } finally {
       leave();
     }
@@ -349,6 +369,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     c.json({ error: { kind: 'not_found', message: `no route ${c.req.method} ${c.req.path}` } }, 404),
   );
 
+  app.use('/v1/*', logOps(deps.log));
   if (deps.stagehand) app.route(deps.stagehand.prefix, deps.stagehand.app);
 
   const run = <T>(
@@ -417,8 +438,18 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     registerJudgeRoute(app, deps.runs, deps);
     registerReportLinkRoute(app, { runStore: deps.runs.runStore, key: linkKey });
   }
-  if (deps.workflows) registerWorkflowRoutes(app, { store: deps.workflows });
+  if (deps.workflows)
+    registerWorkflowRoutes(app, {
+      store: deps.workflows,
+      actions: {
+        ops: deps,
+        ...(deps.runs ? { runs: { runStore: deps.runs.runStore, evidence: deps.runs.evidence } } : {}),
+        withDeadline: (c, fn) =>
+          deadline(timeoutMs, fn, (work) => (c as unknown as Context<Env>).set('pageWork', work)),
+      },
+    });
   if (deps.workflows) registerWorkflowShowRoute(app, { store: deps.workflows });
   registerAgentRoute(app, deps);
+  registerScenarioRoute(app, deps);
   return app;
 }

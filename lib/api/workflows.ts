@@ -11,11 +11,14 @@ import type { JsonObject } from '../store/ports.ts';
 import { saveNextVersion, type WorkflowStore, type WorkflowVersionRecord } from '../store/workflow-ports.ts';
 import { ExportError, exportPlaywright } from '../workflows/export-playwright.ts';
 import { describeIssue, validateWorkflow, type WorkflowIssue } from '../workflows/validate.ts';
+import { registerWorkflowActions, type WorkflowActionDeps } from './workflow-actions.ts';
 
 type Env = { Variables: { tenant: string } };
 
 export interface WorkflowsApiDeps {
   store: WorkflowStore;
+  /** Plan / compile / run (lib/api/workflow-actions.ts); absent: those routes answer 404. */
+  actions?: Omit<WorkflowActionDeps, 'store'>;
 }
 
 const SaveBody = z
@@ -92,6 +95,7 @@ function versionQuery(c: Context<Env>): number | undefined | 'bad' {
 export function registerWorkflowRoutes(app: Hono<Env>, deps: WorkflowsApiDeps): void {
   const { store } = deps;
   if ('openAPIRegistry' in app) documentRoutes(app.openAPIRegistry as Registry);
+  if (deps.actions) registerWorkflowActions(app, { store, ...deps.actions }, idFromName);
 
   const checkId = async (c: Context<Env>, next: () => Promise<void>) => {
     const id = c.req.param('id') ?? '';

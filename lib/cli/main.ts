@@ -116,10 +116,16 @@ const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string; abo
   workflow: {
     run: async () => (await import('./workflow.ts')).workflowCommand,
     usage:
-      'browserfn workflow validate <file.json> | export <id|file.json> --playwright [--version N] [--out f.ts] | save <file.json> [--id ID] | list',
+      'browserfn workflow run <id|file.json> <url> | compile <run-id>[/<sample-id>] | <action_log.json> | plan "<prompt>" | validate <file.json> | export <id|file.json> --playwright | save <file.json> | list',
     about:
-      'Workflows (see README "Workflows"): validate a document (every problem named by node alias and field),\n' +
-      'export one as a standalone playwright-core script, save a file as the next version of its id, list them.',
+      'Workflows (see README "Workflows"): run one on a URL (data, then alias / status / resolvedBy / tokens per node;\n' +
+      'exit 1 when it failed; a confirmed heal of a stored one is saved as its next version), compile a finished\n' +
+      'sample or a file of acts into a saved workflow, plan one from words with the model, validate a document\n' +
+      '(every problem named by node alias and field), export a playwright-core script, save a file, list them.\n' +
+      '  run <id|file.json> <url>  --input k=v (repeatable)  --var name=value (a %secret%)  --version N  --model M\n' +
+      "  compile <run-id>[/<sample-id>] | <action_log.json>  --id ID (next version of it)  --url U (acts file)  --out DIR (the run's)\n" +
+      '  plan "<prompt>"  --url U  --input k=v  --save [--id ID]  --out f.json  --model M\n' +
+      '  export <id|file.json> --playwright [--version N] [--out f.ts]   save <file.json> [--id ID]',
   },
   judge: {
     run: async () => (await import('./judge.ts')).judgeCommand,
@@ -130,6 +136,19 @@ const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string; abo
       'wall; verdicts go into the evidence, combined.csv and the report. Exit 1 unless every sample passes.\n' +
       '  --sample ID   judge this sample only\n' +
       '  --model M     the judge model (default BROWSERFN_MODEL; without one, rules decide what they can)',
+  },
+  scenario: {
+    run: async () => (await import('./scenario.ts')).scenarioCommand,
+    usage:
+      'browserfn scenario <url> [steps.yaml|steps.json] [--step "…"]… [--model M] [--var name=value]… [--compile f.json] [--playwright f.ts]',
+    about:
+      'Carries out a step list on the page, proving each step (verify / check / ensure steps with in-page checks); at most\n' +
+      '5 model decisions per step, then stuck. Prints each iteration, then the result. Exit 0 only when every step passed.\n' +
+      '  steps file        YAML or JSON: a list of steps, or { steps: [...] }; a step is "text" or { do, expect }\n' +
+      '  --step "…"        one step (repeatable; after the file\'s steps)\n' +
+      '  --compile f.json  a passed scenario as a workflow that replays with zero tokens\n' +
+      '  --playwright f.ts a passed scenario as a standalone playwright-core script\n' +
+      '  --var name=value  a secret used as %name%; never sent to the model',
   },
   agent: {
     run: async () => (await import('./agent.ts')).agentCommand,

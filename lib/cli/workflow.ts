@@ -14,7 +14,9 @@ import { parse, UsageError } from './args.ts';
 import { CLI_TENANT } from './run.ts';
 
 export const WORKFLOW_USAGE =
-  'browserfn workflow validate <file.json> | export <id|file.json> --playwright [--version N] [--out f.ts] | save <file.json> [--id ID] | list';
+  'browserfn workflow run <id|file.json> <url> [--input k=v]… [--var k=v]… [--version N] [--model M] | compile <run-id>[/<sample-id>] | <action_log.json> [--id ID] [--url U] | plan "<prompt>" [--url U] [--input k=v]… [--save] [--id ID] [--out f.json] [--model M] | validate <file.json> | export <id|file.json> --playwright [--version N] [--out f.ts] | save <file.json> [--id ID] | list';
+
+const actions = () => import('./workflow-actions.ts');
 
 const looksLikeFile = (arg: string) => arg.endsWith('.json') || arg.includes('/');
 
@@ -41,7 +43,15 @@ async function checkedFile(file: string): Promise<Workflow> {
 
 /** A workflow from a file, or a stored one by id (latest, or `version`). */
 async function loadWorkflow(ref: string, version: number | undefined): Promise<Workflow> {
-  if (looksLikeFile(ref)) return checkedFile(ref);
+  return (await loadWithId(ref, version)).workflow;
+}
+
+/** As `loadWorkflow`, with the store id when it came from the store. */
+async function loadWithId(
+  ref: string,
+  version: number | undefined,
+): Promise<{ workflow: Workflow; id?: string }> {
+  if (looksLikeFile(ref)) return { workflow: await checkedFile(ref) };
   const stores = storesFromEnv();
   const record = await stores.workflows.getVersion(CLI_TENANT, ref, version);
   if (!record)
@@ -50,7 +60,7 @@ async function loadWorkflow(ref: string, version: number | undefined): Promise<W
     );
   const checked = validateWorkflow(record.document);
   if (!checked.ok) throw new UsageError(`stored workflow ${ref} v${record.version} no longer validates`);
-  return checked.workflow;
+  return { workflow: checked.workflow, id: ref };
 }
 
 function versionFlag(value: unknown): number | undefined {
@@ -62,6 +72,10 @@ function versionFlag(value: unknown): number | undefined {
 
 export async function workflowCommand(argv: string[], out: (s: string) => void): Promise<number> {
   const [sub, ...rest] = argv;
+  // The commands that do work parse their own options.
+  if (sub === 'run') return (await actions()).workflowRunCommand(rest, out, loadWithId, versionFlag);
+  if (sub === 'compile') return (await actions()).workflowCompileCommand(rest, out);
+  if (sub === 'plan') return (await actions()).workflowPlanCommand(rest, out);
   const { flags, positionals } = parse(rest, {
     playwright: { type: 'boolean' },
     out: { type: 'string' },

@@ -1,0 +1,175 @@
+/**
+ * One workflow on one URL, to its end (`POST /v1/workflows/{id}/run`, `browserfn workflow run`): the
+ * executor on a page the caller opened, then what a stored workflow learns from it — a confirmed heal
+ * written as the next version (the old one kept), and the outcome counted towards "verified". The
+ * answer is the same for the API and the CLI, with every secret value scrubbed out of it.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { redactText } from '../perception/redact.ts';
+import type { Json, JsonObject } from '../store/ports.ts';
+import type { WorkflowStore } from '../store/workflow-ports.ts';
+import { runWorkflow } from './executor.ts';
+import { applyHeals } from './heal.ts';
+import type { Workflow } from './schema.ts';
+import type {
+  HealRecord,
+  NodeError,
+  NodeResolvedBy,
+  NodeResult,
+  WorkflowDeps,
+  WorkflowState,
+} from './types.ts';
+
+export interface NodeView {
+  status: NodeResult['status'];
+  resolvedBy: NodeResolvedBy;
+  usage: { promptTokens: number; completionTokens: number; calls: number };
+  ms: number;
+  error?: NodeError;
+}
+
+export interface WorkflowRunAnswer {
+  /** `failed`: the workflow ran and a node failed (`failedAt`, `reason`); the caller's request was fine. */
+  status: 'done' | 'failed' | 'running';
+  reason?: string;
+  failedAt?: string;
+  data: JsonObject;
+  /** Per alias (`alias[i]` inside iterations). */
+  results: Record<string, NodeView>;
+  usage: WorkflowState['usage'];
+  heals: HealRecord[];
+  /** The version that ran. */
+  version: number;
+  /** The version a confirmed heal was saved as, when one was written. */
+  healedVersion?: number;
+  url: string;
+}
+
+/** Pure: the run's state as the answer, secrets scrubbed from every string of it. */
+export function runAnswer(
+  state: WorkflowState,
+  version: number,
+  variables?: Record<string, string>,
+): WorkflowRunAnswer {
+  const results: Record<string, NodeView> = {};
+  for (const [alias, r] of Object.entries(state.results))
+    results[alias] = {
+      status: r.status,
+      resolvedBy: r.resolvedBy,
+      usage: {
+        promptTokens: r.usage.promptTokens,
+        completionTokens: r.usage.completionTokens,
+        calls: r.usage.calls,
+      },
+      ms: r.ms,
+      ...(r.error ? { error: r.error } : {}),
+    };
+  const answer: WorkflowRunAnswer = {
+    status: state.status,
+    ...(state.reason ? { reason: state.reason } : {}),
+    ...(state.failedAt ? { failedAt: state.failedAt } : {}),
+    data: state.data,
+    results,
+    usage: state.usage,
+    heals: state.heals,
+    version,
+    url: state.url,
+  };
+  if (!variables || Object.values(variables).every((v) => !v)) return answer;
+  return JSON.parse(redactText(JSON.stringify(answer), variables)) as WorkflowRunAnswer;
+}
+
+/** Pure: what a success looked like — the data's shape (keys and types), not its values. */
+export function outcomeSignature(data: Json): string {
+  const shape = (v: Json): Json =>
+    Array.isArray(v)
+      ? ['array', v.length > 0 ? shape(v[0]!) : null]
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, shape(v[k]!)]),
+          )
+        : typeof v;
+  return createHash('sha256')
+    .update(JSON.stringify(shape(data)))
+    .digest('hex')
+    .slice(0, 16);
+}
+
+/** Pure: the note a healed version carries. */
+export const healNote = (heals: readonly HealRecord[]) =>
+  `healed ${heals
+    .filter((h) => h.confirmed)
+    .map((h) => `${h.alias} (${h.via}: ${h.reason})`)
+    .join('; ')}`.slice(0, 1000);
+
+export interface RunOneInput {
+  tenant: string;
+  workflow: Workflow;
+  url: string;
+  inputs?: JsonObject;
+  deps: WorkflowDeps;
+  /** The stored workflow this is: heals are written as its next version, outcomes counted. */
+  stored?: { store: WorkflowStore; id: string };
+  runId?: string;
+}
+
+/** Writes `next` as the version after the latest (re-read on a race), its document numbered to match. */
+async function saveHealed(
+  store: WorkflowStore,
+  tenant: string,
+  id: string,
+  next: Workflow,
+  parent: number,
+  note: string,
+): Promise<number> {
+  for (let i = 0; i < 20; i++) {
+    const latest = await store.getVersion(tenant, id);
+    const version = (latest?.version ?? 0) + 1;
+    const document = { ...next, version } as unknown as JsonObject;
+    if ((await store.putVersion({ tenant, id, version, document, parent, note })) === 'written')
+      return version;
+  }
+  throw new Error(`workflow ${id}: writers raced for the next version; the heal was not saved`);
+}
+
+/**
+ * Runs the workflow to its end (or until `deps.signal` aborts). A stored workflow that finished with
+ * confirmed heals gets them as its next version; one that failed writes nothing back (a later
+ * failure casts doubt on what the heal found).
+ */
+export async function runWorkflowOnce(input: RunOneInput): Promise<WorkflowRunAnswer> {
+  const { workflow, stored } = input;
+  const state = await runWorkflow(
+    workflow,
+    {
+      tenant: input.tenant,
+      runId: input.runId ?? `wfrun_${randomUUID()}`,
+      sampleId: 'main',
+      ...(stored ? { workflowId: stored.id } : {}),
+      inputs: input.inputs ?? {},
+      url: input.url,
+    },
+    input.deps,
+  );
+  const answer = runAnswer(state, workflow.version, input.deps.variables);
+  if (!stored || state.status === 'running') return answer;
+  if (state.status === 'done') {
+    const next = applyHeals(workflow, state.heals);
+    if (next)
+      answer.healedVersion = await saveHealed(
+        stored.store,
+        input.tenant,
+        stored.id,
+        next,
+        workflow.version,
+        healNote(state.heals),
+      );
+  }
+  await stored.store.recordOutcome(input.tenant, stored.id, workflow.version, {
+    ok: state.status === 'done',
+    signature: outcomeSignature(state.data),
+  });
+  return answer;
+}
