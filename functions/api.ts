@@ -39,12 +39,14 @@ const runs =
         items: itemsInBucket(bucket, env.BROWSERFN_EVIDENCE_PREFIX?.trim() ?? ''),
         client: sfnClientFromEnv(env),
         log,
+        workflows: stores.workflows,
       })
     : onLambda
       ? undefined
       : localRunsApi({
           runStore: stores.runs,
           evidence: stores.evidence,
+          workflows: stores.workflows,
           browser: sharedBrowser,
           policy,
           log,

@@ -8,16 +8,21 @@ import type { SampleRuntime } from '../lib/runs/queue/deps.ts';
 import { itemsInBucket } from '../lib/runs/run-records.ts';
 import { storesFromEnv } from '../lib/store/config.ts';
 import type { EvidenceStore, RunStore } from '../lib/store/ports.ts';
+import type { WorkflowStore } from '../lib/store/workflow-ports.ts';
 
 /**
  * The run handlers as the Lambdas (plan, discover, agent-slice, merge) use them: one set per container,
  * the browser kept warm between invocations. Stores: DynamoDB + S3 when BROWSERFN_TABLE /
  * BROWSERFN_BUCKET are set (lib/store/config.ts), else local files under BROWSERFN_DATA_DIR.
  */
-export function lambdaStores(env = process.env): { runStore: RunStore; evidence: EvidenceStore } {
+export function lambdaStores(env = process.env): {
+  runStore: RunStore;
+  evidence: EvidenceStore;
+  workflows: WorkflowStore;
+} {
   // Off Lambda too (tests, a local invoke), local files go where a Lambda keeps them.
   const s = storesFromEnv(env, { dataDir: env.BROWSERFN_DATA_DIR ?? '/tmp/browserfn' });
-  return { runStore: s.runs, evidence: s.evidence };
+  return { runStore: s.runs, evidence: s.evidence, workflows: s.workflows };
 }
 
 const policy = policyFromEnv();

@@ -17,6 +17,7 @@ import { mergeRun } from '../runs/merge.ts';
 import type { ExecutionInput, ItemsLocation } from '../runs/run-records.ts';
 import { keySegment } from '../store/keys.ts';
 import type { EvidenceStore, RunStore } from '../store/ports.ts';
+import type { WorkflowStore } from '../store/workflow-ports.ts';
 import { LaunchError, type RunsApiDeps } from './runs.ts';
 
 export interface AwsRunsOptions {
@@ -27,6 +28,8 @@ export interface AwsRunsOptions {
   /** Where the Distributed Map reads each run's sample ids (`itemsInBucket` over the evidence bucket). */
   items: ItemsLocation;
   client: SFNClient;
+  /** The tenant's workflows: a mode "workflow" spec is checked against them before a run starts. */
+  workflows?: WorkflowStore;
   log?: (e: { level: 'debug' | 'info' | 'warn'; msg: string; [k: string]: unknown }) => void;
 }
 
@@ -80,6 +83,7 @@ export function awsRunsApi(o: AwsRunsOptions): RunsApiDeps {
   }
 
   return {
+    ...(o.workflows ? { workflows: o.workflows } : {}),
     runStore: o.runStore,
     evidence: o.evidence,
     items: o.items,

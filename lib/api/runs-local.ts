@@ -8,6 +8,7 @@ import { agentSliceRunner } from '../runs/agent-slice-binding.ts';
 import { runHandlers } from '../runs/handlers.ts';
 import { abortLocalRun, activeLocalRuns, isLocalRunActive, startLocalRun } from '../runs/local-runner.ts';
 import type { EvidenceStore, RunStore } from '../store/ports.ts';
+import type { WorkflowStore } from '../store/workflow-ports.ts';
 import { modelFor } from './run-op.ts';
 import type { RunsApiDeps } from './runs.ts';
 
@@ -16,6 +17,8 @@ export interface LocalRunsOptions {
   evidence: EvidenceStore;
   browser: () => Promise<Browser>;
   policy: GuardPolicy;
+  /** The tenant's workflows, for runs in mode "workflow". */
+  workflows?: WorkflowStore;
   env?: NodeJS.ProcessEnv;
   /** Runs in progress per key, and samples at once per run (RunsApiDeps.limits); none by default. */
   limits?: RunsApiDeps['limits'];
@@ -27,6 +30,7 @@ export function localRunsApi(o: LocalRunsOptions): RunsApiDeps {
     runStore: o.runStore,
     evidence: o.evidence,
     slices: agentSliceRunner,
+    ...(o.workflows ? { workflows: o.workflows } : {}),
     browser: o.browser,
     policy: o.policy,
     llmFor: (model) =>
@@ -36,6 +40,7 @@ export function localRunsApi(o: LocalRunsOptions): RunsApiDeps {
   return {
     runStore: o.runStore,
     evidence: o.evidence,
+    ...(o.workflows ? { workflows: o.workflows } : {}),
     launch: async (input) => {
       // Marked here, before any slice runs, so a cancel right after the start is never overwritten.
       await o.runStore.updateRun(input.tenant, input.runId, { status: 'running' });

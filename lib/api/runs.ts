@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { combinedCsv, totalsOf } from '../runs/merge.ts';
 import { totalsFromProgress } from '../runs/progress-totals.ts';
 import { buildReport, REPORT_CSP } from '../runs/report.ts';
+import { checkResults, resultSeals } from '../runs/result-seals.ts';
 import {
   createRun,
   type ExecutionInput,
@@ -17,16 +18,20 @@ import {
 } from '../runs/run-records.ts';
 import { type Sample, SamplesError, samplesFromCsv, samplesFromList } from '../runs/samples.ts';
 import { DEFAULT_RUN_CONCURRENCY, parseTaskSpec, SpecError, type TaskSpec } from '../runs/task-spec.ts';
+import { checkRunWorkflow } from '../runs/workflow-versions.ts';
 import { evidenceHeaders } from '../store/evidence-headers.ts';
 import { runEvidencePrefix } from '../store/keys.ts';
 import { idProblem, parseEvidencePath } from '../store/names.ts';
 import type { EvidenceStore, RunStore } from '../store/ports.ts';
+import type { WorkflowStore } from '../store/workflow-ports.ts';
 
 export interface RunsApiDeps {
   runStore: RunStore;
   evidence: EvidenceStore;
   /** Starts the state machine for this input (locally in the background, or an AWS execution). */
   launch(input: ExecutionInput): Promise<void>;
+  /** The tenant's workflows: a mode "workflow" spec naming an id that is not there is a 400 up front. */
+  workflows?: WorkflowStore;
   /** Whether an execution of the run is under way (a second one would only duplicate work). */
   isActive?(tenant: string, runId: string): Promise<boolean>;
   /** Stops a running execution, if this deployment can (the run is marked cancelled either way). */
@@ -251,6 +256,7 @@ export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
     let start: ReturnType<typeof parseStart>;
     try {
       start = parseStart(parsed.data);
+      if ('spec' in start) await checkRunWorkflow(deps.workflows, c.get('tenant'), start.spec);
     } catch (err) {
       if (err instanceof SpecError) return invalid(c, err.message, err.issues[0]?.path ?? 'spec');
       if (err instanceof SamplesError) return invalid(c, err.message, 'samples');
@@ -342,7 +348,10 @@ export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
       return c.body(combinedCsv(await runStore.listSamples(tenant, runId), results, { raw }), 200, {
         'content-type': 'text/csv; charset=utf-8',
       });
-    return c.json({ runId, status: run.status, results });
+    // Each result checked against the copy the merge sealed: an edited one is marked, never passed as good.
+    const checked = checkResults(results, await resultSeals(evidence, run), run);
+    const tampered = checked.filter((r) => r.tampered).length;
+    return c.json({ runId, status: run.status, ...(tampered ? { tampered } : {}), results: checked });
   });
 
   app.get('/v1/runs/:id/report', async (c) => {

@@ -85,6 +85,7 @@ export async function startServer(options: ServeOptions = {}) {
   const runs = localRunsApi({
     runStore: stores.runs,
     evidence: stores.evidence,
+    workflows: stores.workflows,
     browser,
     policy,
     log,

@@ -24,10 +24,13 @@ import {
 } from '../runs/run-records.ts';
 import { type Sample, SamplesError, sampleFromUrl, samplesFromCsv } from '../runs/samples.ts';
 import { parseTaskSpec, SpecError, type TaskSpec } from '../runs/task-spec.ts';
+import { checkRunWorkflow, workflowNeedsModel } from '../runs/workflow-versions.ts';
+import { storesFromEnv } from '../store/config.ts';
 import { evidenceKey } from '../store/keys.ts';
 import { LocalEvidenceStore } from '../store/local-evidence-store.ts';
 import { LocalRunMemoryStore } from '../store/local-run-memory.ts';
 import { LocalRunStore } from '../store/local-run-store.ts';
+import type { WorkflowStore } from '../store/workflow-ports.ts';
 import { type Flags, intFlag, parse, UsageError } from './args.ts';
 import { ProgressTally, progressView } from './progress.ts';
 
@@ -121,6 +124,23 @@ async function planFromPrompt(
   }
 }
 
+/**
+ * A mode "workflow" spec: its stored workflow must exist (refused up front, one line), and it needs a
+ * model only when the workflow has AI nodes or falls back to the agent; other modes always do.
+ */
+async function refuseUnrunnable(spec: TaskSpec, workflows: WorkflowStore): Promise<void> {
+  if (spec.mode === 'workflow') {
+    try {
+      await checkRunWorkflow(workflows, CLI_TENANT, spec);
+    } catch (err) {
+      if (err instanceof SpecError) throw new UsageError(`--task: ${err.message}`);
+      throw err;
+    }
+    if (!(await workflowNeedsModel(workflows, CLI_TENANT, spec))) return;
+  }
+  refuseWithoutModel(spec);
+}
+
 export async function runCommand(argv: string[], out: (s: string) => void): Promise<number> {
   const { flags } = parse(argv, {
     task: { type: 'string' },
@@ -134,16 +154,21 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
   });
   const concurrency = intFlag(flags, 'concurrency');
   const { runStore, evidence, runMemory } = localStores(flags);
+  // The store `browserfn workflow save` writes to: a run names its workflows by their ids there.
+  const workflows = storesFromEnv().workflows;
   let input: ExecutionInput;
   let hosts: string[] = [];
   let planned: Plan | undefined;
   if (typeof flags.resume === 'string') {
     const before = await runStore.getRun(CLI_TENANT, flags.resume).catch(() => undefined);
-    if (before)
-      refuseWithoutModel({
+    if (before) {
+      const resumed: Record<string, unknown> = {
         ...(before.spec as Record<string, unknown>),
         ...(typeof flags.model === 'string' ? { model: flags.model } : {}),
-      });
+      };
+      if (resumed.mode === 'workflow') await refuseUnrunnable(parseTaskSpec(resumed), workflows);
+      else refuseWithoutModel(resumed);
+    }
     try {
       input = await resumeInput(
         runStore,
@@ -184,7 +209,7 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
     if (typeof flags.task !== 'string')
       throw new UsageError('give --task spec.json, --prompt "…" or --resume RUN_ID');
     const spec = await specFrom(flags, concurrency);
-    refuseWithoutModel(spec);
+    await refuseUnrunnable(spec, workflows);
     // A spec with a discovery block finds its own samples (the Discover state) unless some are given.
     const discovering = spec.discovery !== undefined && flags.input === undefined && flags.url === undefined;
     const samples = discovering ? [] : await samplesFrom(flags);
@@ -215,6 +240,7 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
     evidence,
     runMemory,
     slices: agentSliceRunner,
+    workflows,
     browser: sharedBrowser,
     policy,
     allowAuthFiles: true,

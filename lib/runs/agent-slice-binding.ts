@@ -11,8 +11,8 @@ import { settle } from '../browser/settle.ts';
 import { noChatModel } from '../llm/computer-use/index.ts';
 import { extract } from '../ops/extract.ts';
 import { sampleEvidenceKey } from '../store/keys.ts';
-import type { Json, JsonObject } from '../store/ports.ts';
-import type { SliceDeps, SliceRunner, SliceState, SliceStatus } from './slice-runner.ts';
+import type { Json, JsonObject, ResultRecord, RunStore } from '../store/ports.ts';
+import type { SliceDeps, SliceRunner, SliceState, SliceStatus, SliceTask } from './slice-runner.ts';
 
 const zeroUsage = () => ({ promptTokens: 0, completionTokens: 0, cachedTokens: 0, costUsd: 0, ms: 0 });
 
@@ -106,7 +106,7 @@ async function oneStep(state: SliceState, deps: SliceDeps): Promise<SliceState> 
     status,
     reason,
     data,
-    usage: { ...usage, steps: next.step, timings: { ...timings, storeMs: timings.storeMs } },
+    usage: { ...usage, mode: 'extract', steps: next.step, timings: { ...timings, storeMs: timings.storeMs } },
     evidence,
     writtenAt: new Date().toISOString(),
   });
@@ -134,6 +134,18 @@ export const extractSliceRunner: SliceRunner = {
   runSlice: (state, deps) => oneStep(state, deps),
 };
 
+/** The run store as the agent sees it: its one result record says which mode produced it. */
+function withMode(store: RunStore, mode: 'agent' | 'cua'): RunStore {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === 'putResult')
+        return (r: ResultRecord) => target.putResult({ ...r, usage: { ...r.usage, mode } });
+      const v = Reflect.get(target, prop, receiver);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+}
+
 /** The agent mode: lib/agent's own state and slices; its state is a superset of what runs reads. */
 const agentModeRunner: SliceRunner = {
   newState: ({ task: { mode: _mode, ...task }, ...init }) =>
@@ -145,7 +157,7 @@ const agentModeRunner: SliceRunner = {
     const next = await runAgentSlice(
       state as unknown as AgentState,
       {
-        runStore: deps.runStore,
+        runStore: withMode(deps.runStore, cua ? 'cua' : 'agent'),
         evidence: deps.evidence,
         // A computer-use sample talks to its computer-use model only; no chat model is asked.
         llm: deps.llm ?? noChatModel,
@@ -162,7 +174,7 @@ const agentModeRunner: SliceRunner = {
   },
 };
 
-const isExtract = (task: { mode?: 'agent' | 'extract' | 'cua' }) => task.mode === 'extract';
+const isExtract = (task: { mode?: SliceTask['mode'] }) => task.mode === 'extract';
 
 /** Picks the mode per sample from its task. */
 export const agentSliceRunner: SliceRunner = {

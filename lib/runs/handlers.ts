@@ -16,6 +16,7 @@ import type { LlmClient } from '../llm/types.ts';
 import { evidenceKey, keySegment } from '../store/keys.ts';
 import type { EvidenceStore, Json, JsonObject, RunStore, SampleStatus } from '../store/ports.ts';
 import { reportThrottle } from '../store/rate-gate.ts';
+import type { WorkflowStore } from '../store/workflow-ports.ts';
 import { discoverHandler } from './discover/handler.ts';
 import { storedVerdict } from './judge-run.ts';
 import { manifestedEvidence } from './manifested-evidence.ts';
@@ -31,11 +32,17 @@ import {
 } from './run-records.ts';
 import { isFinal, type SliceDeps, type SliceRunner, type SliceState, taskFromSpec } from './slice-runner.ts';
 import { rateBucketKey, rateLimitFor, type TaskSpec } from './task-spec.ts';
+import { workflowSliceRunner } from './workflow-slice-binding.ts';
+import { runWorkflowRef, writeBackHeals } from './workflow-versions.ts';
 
 export interface RunDeps {
   runStore: RunStore;
   evidence: EvidenceStore;
   slices: SliceRunner;
+  /** Mode "workflow" samples (default: lib/runs/workflow-slice-binding.ts). */
+  workflowSlices?: SliceRunner;
+  /** The tenant's workflows, for mode "workflow" (absent: such samples fail saying so). */
+  workflows?: WorkflowStore;
   browser: () => Promise<Browser>;
   /** Which URLs sample pages may load. */
   policy: GuardPolicy;
@@ -241,6 +248,7 @@ export function runHandlers(deps: RunDeps) {
       judgeTaskFromSpec(spec as unknown as { [k: string]: Json }),
       llm,
     );
+    if (verdict.verdict === 'pass') await healsAfterPass(e);
     deps.log?.({
       level: 'info',
       msg: 'judged',
@@ -251,6 +259,21 @@ export function runHandlers(deps: RunDeps) {
     });
     const stored = await deps.runStore.getResult(e.tenant, e.runId, e.sampleId);
     return { final: true, status: (stored?.status ?? 'failed') as SampleStatus };
+  }
+
+  /**
+   * A workflow sample the judge passed: its confirmed heals become the next version now (a failed or
+   * uncertain verdict writes nothing). A Judge state retried after this wrote finds them merged.
+   */
+  async function healsAfterPass(e: z.infer<typeof SliceEvent>): Promise<void> {
+    const result = await deps.runStore.getResult(e.tenant, e.runId, e.sampleId);
+    const usage = result?.usage as { mode?: string; workflow?: { id?: string }; heals?: unknown } | undefined;
+    if (!deps.workflows || usage?.mode !== 'workflow' || !usage.workflow?.id || !Array.isArray(usage.heals))
+      return;
+    if (result?.status !== 'done') return;
+    const version = await writeBackHeals(deps.workflows, e.tenant, usage.workflow.id, usage.heals, e);
+    if (version)
+      deps.log?.({ level: 'info', msg: 'healed workflow written after the judge passed', version });
   }
 
   async function slice(event: unknown): Promise<SliceOutput> {
@@ -274,16 +297,16 @@ export function runHandlers(deps: RunDeps) {
     if (!sample) throw new Error(`sample ${sampleId} of run ${runId} not found`);
     const spec = await loadSpec(deps.evidence, run);
     const checkpoint = await deps.runStore.loadCheckpoint(tenant, runId, sampleId);
-    let state =
-      (checkpoint?.state as unknown as SliceState | undefined) ??
-      deps.slices.newState({
-        tenant,
-        runId,
-        sampleId,
-        task: taskFromSpec(spec),
-        url: sample.url,
-        input: sample.input,
-      });
+    const workflowMode = spec.mode === 'workflow';
+    const runner = workflowMode ? (deps.workflowSlices ?? workflowSliceRunner) : deps.slices;
+    let state = checkpoint?.state as unknown as SliceState | undefined;
+    if (!state) {
+      const task = taskFromSpec(spec);
+      // The workflow a sample starts from: a stored id, or the spec's own document stored for the run.
+      if (workflowMode && deps.workflows)
+        task.workflow = await runWorkflowRef(deps.workflows, tenant, runId, spec);
+      state = runner.newState({ tenant, runId, sampleId, task, url: sample.url, input: sample.input });
+    }
     deps.log?.({ level: 'info', msg: 'slice start', tenant, runId, sampleId, step: state.step });
     if (isFinal(state.status)) {
       // Killed after the final checkpoint but before the result: finish the write, nothing else.
@@ -299,7 +322,7 @@ export function runHandlers(deps: RunDeps) {
       // A computer-use sample talks to its computer-use model only (its name may be no chat model's).
       const llm = spec.computerUse ? undefined : await deps.llmFor(spec.model);
       const summaryLlm = spec.summaryModel ? await deps.llmFor(spec.summaryModel) : undefined;
-      state = await deps.slices.runSlice(
+      state = await runner.runSlice(
         state,
         {
           runStore: deps.runStore,
@@ -307,6 +330,7 @@ export function runHandlers(deps: RunDeps) {
           evidence: manifestedEvidence(deps.evidence, tenant, runId, sampleId),
           ...(llm ? { llm } : {}),
           ...(summaryLlm ? { summaryLlm } : {}),
+          ...(deps.workflows ? { workflows: deps.workflows } : {}),
           newPage: async () => {
             const session = await openSession({
               browser: await deps.browser(),

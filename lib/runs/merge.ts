@@ -29,11 +29,44 @@ export interface RunTotals {
   durationMs: number;
   /** Sum of the samples' own working time. */
   sampleMs: number;
+  /**
+   * Tokens by what they were spent on: the agent (a fallback included), one-read extraction,
+   * computer use, a workflow's AI nodes, and heals of workflow steps. A mode nothing was spent on is absent.
+   */
+  tokensByMode?: Partial<Record<TokenMode, { promptTokens: number; completionTokens: number }>>;
   /** The judge's verdicts, when it ruled on the run. */
   verdicts?: Record<SampleVerdict['verdict'], number>;
 }
 
 const num = (v: Json | undefined) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+
+export type TokenMode = 'agent' | 'extract' | 'cua' | 'workflow' | 'heal';
+
+/** Adds one result's tokens to `into`, split by mode (a workflow sample's `paid` list says why). */
+export function addTokensByMode(
+  into: NonNullable<RunTotals['tokensByMode']>,
+  usage: ResultRecord['usage'],
+): void {
+  const add = (mode: TokenMode, p: number, c: number) => {
+    if (p + c === 0) return;
+    const t = into[mode] ?? { promptTokens: 0, completionTokens: 0 };
+    into[mode] = t;
+    t.promptTokens += p;
+    t.completionTokens += c;
+  };
+  const mode = usage.mode;
+  if (mode !== 'workflow') {
+    const m: TokenMode = mode === 'extract' || mode === 'cua' ? mode : 'agent';
+    add(m, num(usage.promptTokens), num(usage.completionTokens));
+    return;
+  }
+  const paid = Array.isArray(usage.paid) ? usage.paid : [];
+  for (const entry of paid) {
+    if (!entry || typeof entry !== 'object' || Array.isArray(entry)) continue;
+    const why = entry.reason === 'heal' ? 'heal' : entry.reason === 'fallback' ? 'agent' : 'workflow';
+    add(why, num(entry.promptTokens), num(entry.completionTokens));
+  }
+}
 
 /** Totals from the samples and the results written so far (pure). */
 export function totalsOf(run: RunRecord, samples: SampleRecord[], results: ResultRecord[]): RunTotals {
@@ -50,8 +83,10 @@ export function totalsOf(run: RunRecord, samples: SampleRecord[], results: Resul
     if (!done.has(s.sampleId)) counts[s.status === 'running' ? 'running' : 'pending']++;
   const t = { promptTokens: 0, completionTokens: 0, cachedTokens: 0, costUsd: 0, sampleMs: 0 };
   let last = Date.parse(run.createdAt);
+  const tokensByMode: NonNullable<RunTotals['tokensByMode']> = {};
   for (const r of results) {
     counts[r.status]++;
+    addTokensByMode(tokensByMode, r.usage);
     t.promptTokens += num(r.usage.promptTokens);
     t.completionTokens += num(r.usage.completionTokens);
     t.cachedTokens += num(r.usage.cachedTokens);
@@ -63,6 +98,7 @@ export function totalsOf(run: RunRecord, samples: SampleRecord[], results: Resul
     samples: samples.length,
     counts,
     ...t,
+    tokensByMode,
     costUsd: Math.round(t.costUsd * 1e6) / 1e6,
     durationMs: Math.max(0, last - Date.parse(run.createdAt)),
   };

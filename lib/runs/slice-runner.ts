@@ -7,13 +7,22 @@ import type { Page } from 'playwright-core';
 import type { OnThrottle } from '../browser/navigate.ts';
 import type { LlmClient } from '../llm/types.ts';
 import type { EvidenceStore, Json, RunStore } from '../store/ports.ts';
+import type { WorkflowStore } from '../store/workflow-ports.ts';
 import type { TaskSpec } from './task-spec.ts';
 
 /** The agent's task as lib/agent takes it (AgentTask). */
 export interface SliceTask {
   goal: string;
-  /** `extract` reads the sample page once; `agent` (default) runs lib/agent's loop. */
-  mode?: 'agent' | 'extract' | 'cua';
+  /** `extract` reads the sample page once; `agent` (default) runs lib/agent's loop; `workflow` replays one. */
+  mode?: 'agent' | 'extract' | 'cua' | 'workflow';
+  /** Mode "workflow": the stored workflow (an inline one was stored for the run by the handler). */
+  workflow?: { id: string; version?: number };
+  /** Mode "workflow": what a sample whose workflow fails does (default none: it fails). */
+  fallback?: 'agent' | 'none';
+  /** Mode "workflow": refuse a version that is not verified. */
+  requireVerified?: boolean;
+  /** The spec has a judge: a workflow sample's heals are written back only after its pass. */
+  judged?: boolean;
   schema?: Record<string, unknown>;
   requiredFields?: string[];
   requiredArtifacts?: string[];
@@ -68,6 +77,8 @@ export interface SliceDeps {
   /** The sample's page answered "too many requests": pause the host for the run and wait. */
   onThrottle?: OnThrottle;
   variables?: Record<string, string>;
+  /** Mode "workflow": where its versions are read, healed versions written and outcomes counted. */
+  workflows?: WorkflowStore;
   log?: (event: { level: 'debug' | 'info' | 'warn'; msg: string; [k: string]: unknown }) => void;
 }
 
@@ -101,5 +112,12 @@ export function taskFromSpec(spec: TaskSpec): SliceTask {
     ...(spec.wallClockSeconds ? { wallClockMs: spec.wallClockSeconds * 1000 } : {}),
     ...(spec.maxInfraErrors ? { maxInfraErrors: spec.maxInfraErrors } : {}),
     ...(spec.computerUse ? { computerUse: spec.computerUse } : {}),
+    ...(spec.mode === 'workflow'
+      ? {
+          fallback: spec.fallback,
+          ...(spec.requireVerified ? { requireVerified: true } : {}),
+          ...(spec.judge ? { judged: true } : {}),
+        }
+      : {}),
   };
 }

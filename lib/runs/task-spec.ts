@@ -4,6 +4,8 @@
  */
 import { z } from 'zod';
 import { keySegment } from '../store/keys.ts';
+import { ID_RULE, ID_RULE_TEXT } from '../store/names.ts';
+import { describeIssue, validateWorkflow } from '../workflows/validate.ts';
 
 /** Samples of a run worked on at once when its spec does not say. */
 export const DEFAULT_RUN_CONCURRENCY = 4;
@@ -46,11 +48,33 @@ export const TaskSpecSchema = z
   .object({
     goal: z.string().trim().min(1).max(4000).describe('what the agent must do on each sample URL'),
     mode: z
-      .enum(['agent', 'extract', 'cua'])
+      .enum(['agent', 'extract', 'cua', 'workflow'])
       .default('agent')
       .describe(
-        "agent: the step-by-step agent (navigate, click, type, save progress); extract: one read of the sample page (one model call); cua: a computer-use model (the spec's model, anthropic/…, openai/… or google/…) works from screenshots",
+        "agent: the step-by-step agent (navigate, click, type, save progress); extract: one read of the sample page (one model call); cua: a computer-use model (the spec's model, anthropic/…, openai/… or google/…) works from screenshots; workflow: the spec's workflow replayed on each sample (no model unless it has AI nodes, heals or falls back)",
       ),
+    workflow: z
+      .union([
+        z
+          .object({
+            id: z.string().regex(ID_RULE, ID_RULE_TEXT).describe('a stored workflow id of this tenant'),
+            version: z.number().int().min(1).optional().describe('pin a version (default: the latest)'),
+          })
+          .strict(),
+        z.object({ nodes: z.array(z.unknown()) }).loose(),
+      ])
+      .optional()
+      .describe('mode "workflow": a stored workflow by id, or a workflow document (stored for the run)'),
+    fallback: z
+      .enum(['agent', 'none'])
+      .default('none')
+      .describe(
+        'mode "workflow": a sample whose workflow fails (cannot heal) goes to the agent with the goal',
+      ),
+    requireVerified: z
+      .boolean()
+      .optional()
+      .describe('mode "workflow": refuse a workflow version not yet verified (N identical successes)'),
     outputSchema: z
       .record(z.string(), z.unknown())
       .optional()
@@ -109,6 +133,13 @@ export const TaskSpecSchema = z
       .default(50)
       .describe('slices (Lambda invocations) per sample before it is failed as stuck'),
     discovery: DiscoverySchema.optional(),
+    systemPrompt: z
+      .string()
+      .trim()
+      .min(1)
+      .max(4000)
+      .optional()
+      .describe("standing instructions added to every sample agent's system prompt (the planner writes one)"),
     judge: z
       .union([
         z.boolean(),
@@ -187,6 +218,7 @@ export function parseTaskSpec(value: unknown): TaskSpec {
     }
     parsed.data.computerUse = { model };
   }
+  checkWorkflowFields(parsed.data);
   const schema = parsed.data.outputSchema;
   if (schema && schema.type !== undefined && schema.type !== 'object')
     throw new SpecError('task spec outputSchema: must describe an object (type "object")', [
@@ -202,6 +234,33 @@ export function parseTaskSpec(value: unknown): TaskSpec {
     }
   }
   return parsed.data;
+}
+
+/**
+ * Mode "workflow" names its workflow, and only that mode does; a document given inline is validated
+ * whole here, so a bad one is refused before any sample runs (the issue names node alias and field).
+ */
+function checkWorkflowFields(spec: TaskSpec): void {
+  const refuse = (path: string, message: string, issues = [{ path, message }]): never => {
+    throw new SpecError(`task spec ${path}: ${message}`, issues);
+  };
+  if (spec.mode !== 'workflow') {
+    if (spec.workflow !== undefined) refuse('workflow', 'only with mode "workflow"');
+    if (spec.requireVerified !== undefined) refuse('requireVerified', 'only with mode "workflow"');
+    return;
+  }
+  if (spec.workflow === undefined)
+    refuse('workflow', 'mode "workflow" needs a workflow: { "id": "…" } or a workflow document');
+  if (spec.workflow && 'nodes' in spec.workflow) {
+    const checked = validateWorkflow(spec.workflow);
+    if (!checked.ok) {
+      const issues = checked.issues.map((i) => ({
+        path: `workflow.${i.field}`,
+        message: `${i.alias ? `(${i.alias}) ` : ''}${i.message}`,
+      }));
+      refuse('workflow', checked.issues.map(describeIssue).join('; '), issues);
+    }
+  }
 }
 
 /** The spec's JSON Schema, e.g. for the planner's structured reply or for API documentation. */

@@ -102,7 +102,12 @@ export function queueDepsFromEnv(
     evidence: stores.evidence,
     // The slice waits for the host's token bucket itself.
     runnerPaces: true,
-    runSample: sliceLoop({ ...runtime, runStore: stores.runs, evidence: stores.evidence }),
+    runSample: sliceLoop({
+      ...runtime,
+      runStore: stores.runs,
+      evidence: stores.evidence,
+      workflows: runtime.workflows ?? stores.workflows,
+    }),
     deadLetter: sqsDeadLetter(sqs, dlqUrl),
     outputRefused: (url) => outputQueueRefused(url, nonEmpty(env.BROWSERFN_SQS_ENDPOINT)),
     sendOutput: sqsSendOutput(
