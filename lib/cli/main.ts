@@ -116,7 +116,7 @@ const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string; abo
   workflow: {
     run: async () => (await import('./workflow.ts')).workflowCommand,
     usage:
-      'browserfn workflow run <id|file.json> <url> | compile <run-id>[/<sample-id>] | <action_log.json> | plan "<prompt>" | validate <file.json> | export <id|file.json> --playwright | save <file.json> | list',
+      'browserfn workflow run <id|file.json> <url> | compile <run-id>[/<sample-id>] | <action_log.json> | plan "<prompt>" | show <id|file.json> | validate <file.json> | export <id|file.json> --playwright | save <file.json> | list',
     about:
       'Workflows (see README "Workflows"): run one on a URL (data, then alias / status / resolvedBy / tokens per node;\n' +
       'exit 1 when it failed; a confirmed heal of a stored one is saved as its next version), compile a finished\n' +
@@ -125,6 +125,7 @@ const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string; abo
       '  run <id|file.json> <url>  --input k=v (repeatable)  --var name=value (a %secret%)  --version N  --model M\n' +
       "  compile <run-id>[/<sample-id>] | <action_log.json>  --id ID (next version of it)  --url U (acts file)  --out DIR (the run's)\n" +
       '  plan "<prompt>"  --url U  --input k=v  --save [--id ID]  --out f.json  --model M\n' +
+      '  show <id|file.json>  --version N  --run <run-id>/<sample-id>  --out f.html  --open  (the graph page)\n' +
       '  export <id|file.json> --playwright [--version N] [--out f.ts]   save <file.json> [--id ID]',
   },
   judge: {

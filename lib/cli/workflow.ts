@@ -14,7 +14,7 @@ import { parse, UsageError } from './args.ts';
 import { CLI_TENANT } from './run.ts';
 
 export const WORKFLOW_USAGE =
-  'browserfn workflow run <id|file.json> <url> [--input k=v]… [--var k=v]… [--version N] [--model M] | compile <run-id>[/<sample-id>] | <action_log.json> [--id ID] [--url U] | plan "<prompt>" [--url U] [--input k=v]… [--save] [--id ID] [--out f.json] [--model M] | validate <file.json> | export <id|file.json> --playwright [--version N] [--out f.ts] | save <file.json> [--id ID] | list';
+  'browserfn workflow run <id|file.json> <url> [--input k=v]… [--var k=v]… [--version N] [--model M] | compile <run-id>[/<sample-id>] | <action_log.json> [--id ID] [--url U] | plan "<prompt>" [--url U] [--input k=v]… [--save] [--id ID] [--out f.json] [--model M] | show <id|file.json> [--version N] [--run <run-id>/<sample-id>] [--out f.html] [--open] | validate <file.json> | export <id|file.json> --playwright [--version N] [--out f.ts] | save <file.json> [--id ID] | list';
 
 const actions = () => import('./workflow-actions.ts');
 
@@ -76,6 +76,7 @@ export async function workflowCommand(argv: string[], out: (s: string) => void):
   if (sub === 'run') return (await actions()).workflowRunCommand(rest, out, loadWithId, versionFlag);
   if (sub === 'compile') return (await actions()).workflowCompileCommand(rest, out);
   if (sub === 'plan') return (await actions()).workflowPlanCommand(rest, out);
+  if (sub === 'show') return (await import('./workflow-show.ts')).workflowShowCommand(rest, out);
   const { flags, positionals } = parse(rest, {
     playwright: { type: 'boolean' },
     out: { type: 'string' },
