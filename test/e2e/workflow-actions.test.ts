@@ -162,6 +162,12 @@ describe('POST /v1/workflows/plan', () => {
     expect(body.error.message).toContain('nodes.0.config.url (open)');
     expect(llm.requests).toHaveLength(2);
     expect((await call('/v1/workflows/never-saved', undefined, 'key-a', 'GET')).status).toBe(404);
+    const spec = await (await fetch(`${base}/openapi.json`)).json();
+    for (const path of ['/v1/workflows/plan', '/v1/workflows/compile', '/v1/workflows/{id}/run'])
+      expect(Object.keys(spec.paths[path].post.responses)).toEqual(
+        expect.arrayContaining(['400', '401', '429', '504']),
+      );
+    expect(Object.keys(spec.paths['/v1/workflows/{id}/run'].post.responses)).toContain('404');
     const noPrompt = await call('/v1/workflows/plan', { url: site.url });
     expect(noPrompt.status).toBe(400);
     expect((await noPrompt.json()).error.message).toMatch(/^prompt:/);
