@@ -138,6 +138,19 @@ const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string; abo
       '  --sample ID   judge this sample only\n' +
       '  --model M     the judge model (default BROWSERFN_MODEL; without one, rules decide what they can)',
   },
+  scenario: {
+    run: async () => (await import('./scenario.ts')).scenarioCommand,
+    usage:
+      'browserfn scenario <url> [steps.yaml|steps.json] [--step "…"]… [--model M] [--var name=value]… [--compile f.json] [--playwright f.ts]',
+    about:
+      'Carries out a step list on the page, proving each step (verify / check / ensure steps with in-page checks); at most\n' +
+      '5 model decisions per step, then stuck. Prints each iteration, then the result. Exit 0 only when every step passed.\n' +
+      '  steps file        YAML or JSON: a list of steps, or { steps: [...] }; a step is "text" or { do, expect }\n' +
+      '  --step "…"        one step (repeatable; after the file\'s steps)\n' +
+      '  --compile f.json  a passed scenario as a workflow that replays with zero tokens\n' +
+      '  --playwright f.ts a passed scenario as a standalone playwright-core script\n' +
+      '  --var name=value  a secret used as %name%; never sent to the model',
+  },
   agent: {
     run: async () => (await import('./agent.ts')).agentCommand,
     usage:

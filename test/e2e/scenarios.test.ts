@@ -1,5 +1,10 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../lib/api/app.ts';
+import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
+import { scenarioFrom } from '../../lib/cli/scenario.ts';
 import { createLlmClient } from '../../lib/llm/client.ts';
 import type { LlmClient } from '../../lib/llm/types.ts';
 import { snapshot } from '../../lib/perception/snapshot.ts';
@@ -9,13 +14,16 @@ import type { ScenarioMemory } from '../../lib/scenarios/memory.ts';
 import { runScenario } from '../../lib/scenarios/run-scenario.ts';
 import { parseScenario } from '../../lib/scenarios/spec.ts';
 import { runVerification } from '../../lib/scenarios/verify.ts';
+import { LocalEvidenceStore, sha256Hex } from '../../lib/store/local-evidence-store.ts';
 import { runWorkflow } from '../../lib/workflows/executor.ts';
 import { exportPlaywright } from '../../lib/workflows/export-playwright.ts';
+import { tempRoot } from '../support/agent-env.ts';
 import { idIn, startBrowser } from '../support/browser.ts';
 import type { RecordedRequest } from '../support/llm-server.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
 import { idInPrompt, modelConfig } from '../support/ops-env.ts';
 import { type ScenarioSite, startScenarioSite } from '../support/scenario-site.ts';
+import { serveOnLoopback } from '../support/serve.ts';
 
 let browser: Browser;
 let site: ScenarioSite;
@@ -27,6 +35,7 @@ beforeAll(async () => {
   model = createLlmClient({ ...modelConfig(llm, 'openai'), maxRetries: 0 });
 });
 afterAll(async () => {
+  await closeGuardProxies();
   await browser?.close();
   await site?.close();
   await llm?.close();
@@ -300,5 +309,74 @@ describe('scenarios', () => {
     expect(asked[0]!.text).not.toContain('Proceed to the site');
     expect(await second.locator('#notes li').allTextContents()).toEqual(['Tea']);
     for (const p of [oneTrust, first, second]) await p.context().close();
+  });
+});
+
+describe('POST /v1/scenarios and the step file', () => {
+  it('answers passed with the compiled workflow, stuck with the step and its evidence, 400 naming the field', async () => {
+    const root = await tempRoot();
+    const evidence = new LocalEvidenceStore(join(root, 'evidence'));
+    const app = createApp({
+      keys: new Map([['key-a', 'tenant-a']]),
+      policy: { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] },
+      browser: async () => browser,
+      env: {
+        OPENAI_API_KEY: 'sk-test',
+        OPENAI_BASE_URL: llm.openaiBaseURL,
+        BROWSERFN_MODEL: 'openai/gpt-4.1-mini',
+      },
+      agentStores: () => ({ evidence, runStore: undefined as never }),
+    });
+    const { server, base } = await serveOnLoopback(app.fetch);
+    const post = (body: unknown) =>
+      fetch(`${base}/v1/scenarios`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer key-a' },
+        body: JSON.stringify(body),
+      });
+    try {
+      // The step file, as the CLI reads it: YAML with a bare step and a { do, expect } step.
+      const file = join(root, 'steps.yaml');
+      await writeFile(
+        file,
+        'steps:\n  - Add a note saying Buy milk\n  - do: Verify the note list shows Buy milk\n    expect: the counter says 1 note\n',
+      );
+      const steps = (await scenarioFrom(file, undefined)).steps;
+      expect(steps).toEqual(NOTES.steps);
+      await writeFile(file, 'steps:\n  - do: ""\n');
+      await expect(scenarioFrom(file, undefined)).rejects.toThrow(
+        'steps.yaml: steps.0.do: must not be empty',
+      );
+
+      llm.setHandler(notesModel);
+      const ok = await post({ url: `${site.url}/notes`, steps, compile: true, runId: 'sc-ok' });
+      expect(ok.status).toBe(200);
+      const passed = await ok.json();
+      expect(passed).toMatchObject({
+        runId: 'sc-ok',
+        status: 'passed',
+        steps: [{ status: 'complete' }, { status: 'complete' }],
+      });
+      expect(passed.usage.calls).toBe(3);
+      expect(passed.workflow.source).toEqual({ kind: 'scenario', url: `${site.url}/notes` });
+      expect(passed.evidence.files.map((f: { key: string }) => f.key)).toEqual([
+        'tenant-a/run_sc-ok/samples/main/scenario.json',
+      ]);
+
+      const bad = await post({ url: `${site.url}/notes?broken=1`, steps, runId: 'sc-stuck' });
+      const stuck = await bad.json();
+      expect(stuck).toMatchObject({ status: 'stuck', failedStep: 2 });
+      expect(stuck.steps[1].verifications[0]).toMatchObject({ check: 'textContains', ok: false });
+      const names = stuck.evidence.files.map((f: { key: string }) => f.key.split('/').pop());
+      expect(names).toEqual(['step_2_end.png', 'scenario.json']);
+      for (const f of stuck.evidence.files)
+        expect(sha256Hex(await readFile(evidence.pathOf(f.key)))).toBe(f.sha256);
+
+      const invalid = await post({ url: `${site.url}/notes`, steps: [] });
+      expect(invalid.status).toBe(400);
+      expect((await invalid.json()).error.message).toMatch(/^steps: /);
+    } finally {
+      server.close();
+    }
   });
 });

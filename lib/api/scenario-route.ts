@@ -1,0 +1,196 @@
+/**
+ * `POST /v1/scenarios`: a step list carried out on one page within the request's deadline, each
+ * step proved by its verifications. Answers with the status (passed / stuck / infeasible /
+ * failed), the step it ended on, every step's verifications as evidence, usage, and — for a passed
+ * scenario with `compile: true` — the workflow that replays it without a model.
+ */
+import { randomUUID } from 'node:crypto';
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import { checkUrl } from '../browser/guard.ts';
+import { guardedGoto } from '../browser/navigate.ts';
+import { openSession } from '../browser/session.ts';
+import { OpError } from '../ops/types.ts';
+import { redactText } from '../perception/redact.ts';
+import { compileScenario } from '../scenarios/compile.ts';
+import { runScenario } from '../scenarios/run-scenario.ts';
+import { ScenarioSchema } from '../scenarios/spec.ts';
+import { storesFromEnv } from '../store/config.ts';
+import { runEvidencePrefix, sampleEvidenceKey } from '../store/keys.ts';
+import type { EvidenceStore } from '../store/ports.ts';
+import { modelFor, type OpDeps } from './run-op.ts';
+import { ErrorBody, ModelChoice } from './schemas.ts';
+
+const HttpUrl = z
+  .string()
+  .url()
+  .refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL');
+
+export const ScenarioRequest = z
+  .object({
+    url: HttpUrl.describe('page the scenario starts on, in a fresh browser context'),
+    steps: ScenarioSchema.shape.steps,
+    variables: z
+      .record(z.string().regex(/^[A-Za-z_][\w.-]*$/, 'variable names are letters, digits, _ . -'), z.string())
+      .optional()
+      .describe('secrets typed as %name%; never sent to the model, logged or stored'),
+    model: ModelChoice.optional(),
+    compile: z.boolean().optional().describe('a passed scenario answers with the workflow that replays it'),
+    runId: z
+      .string()
+      .min(1)
+      .max(120)
+      .regex(/^[\w.-]+$/, 'letters, digits, _ . - only')
+      .optional(),
+    timeoutMs: z.number().int().min(1000).max(900_000).optional().describe('answer by then (default 120 s)'),
+  })
+  .strict()
+  .openapi('ScenarioRequest');
+
+const Verification = z.object({
+  check: z.string(),
+  expected: z.string().optional(),
+  ok: z.boolean(),
+  actual: z.string(),
+  message: z.string(),
+});
+
+export const ScenarioResponse = z
+  .object({
+    runId: z.string(),
+    status: z.enum(['passed', 'stuck', 'infeasible', 'failed']),
+    reason: z.string().optional(),
+    failedStep: z.number().optional().describe('1-based step the scenario ended on'),
+    steps: z.array(
+      z.object({
+        index: z.number(),
+        do: z.string(),
+        expect: z.string().optional(),
+        status: z.enum(['complete', 'stuck', 'infeasible', 'failed', 'not_run']),
+        iterations: z.number(),
+        reason: z.string().optional(),
+        verifications: z.array(Verification),
+      }),
+    ),
+    url: z.string(),
+    usage: z.object({
+      promptTokens: z.number(),
+      completionTokens: z.number(),
+      calls: z.number(),
+      ms: z.number(),
+    }),
+    workflow: z.unknown().optional(),
+    notCarried: z.array(z.string()).optional().describe('verifications the compiled workflow does not check'),
+    evidence: z.object({
+      prefix: z.string(),
+      files: z.array(z.object({ key: z.string(), sha256: z.string() })),
+    }),
+  })
+  .openapi('ScenarioResponse');
+
+export interface ScenarioRouteDeps extends OpDeps {
+  /** Where a tenant's scenario evidence goes (default: the configured store). */
+  agentStores?: (tenant: string) => { evidence: EvidenceStore };
+  requestTimeoutMs?: number;
+}
+
+const configuredEvidence = (() => {
+  let store: EvidenceStore | undefined;
+  return () => {
+    store ??= storesFromEnv().evidence;
+    return { evidence: store };
+  };
+})();
+
+const route = createRoute({
+  method: 'post',
+  path: '/v1/scenarios',
+  summary: 'Carry out a step list on a page and prove each step',
+  security: [{ bearer: [] }],
+  request: { body: { content: { 'application/json': { schema: ScenarioRequest } }, required: true } },
+  responses: {
+    200: {
+      description: 'the scenario ended (passed, stuck, infeasible) or failed (model error, deadline)',
+      content: { 'application/json': { schema: ScenarioResponse } },
+    },
+    400: { description: 'invalid request', content: { 'application/json': { schema: ErrorBody } } },
+    403: {
+      description: 'URL blocked by the network guard',
+      content: { 'application/json': { schema: ErrorBody } },
+    },
+    422: { description: 'no model configured', content: { 'application/json': { schema: ErrorBody } } },
+  },
+});
+
+type Env = { Variables: { tenant: string } };
+
+export function registerScenarioRoute(app: OpenAPIHono<Env>, deps: ScenarioRouteDeps): void {
+  app.openapi(route, async (c) => {
+    const body = c.req.valid('json');
+    const tenant = c.get('tenant');
+    const verdict = await checkUrl(body.url, deps.policy);
+    if (!verdict.ok) throw new OpError('blocked', verdict.message);
+    const llm = await modelFor(body, deps);
+    if (!llm) {
+      const { noModelError } = await import('../llm/config.ts');
+      throw new OpError('no_model', `scenarios need a model. ${noModelError().message}`);
+    }
+    const scenario = ScenarioSchema.parse({ steps: body.steps });
+    const runId = body.runId ?? `scenario_${randomUUID()}`;
+    const { evidence } = (deps.agentStores ?? configuredEvidence)(tenant);
+    const browser = deps.browser ? await deps.browser() : undefined;
+    const session = await openSession({ ...(browser ? { browser } : {}), policy: deps.policy });
+    const secrets = body.variables;
+    const files: { key: string; sha256: string }[] = [];
+    const save = async (file: string, data: Uint8Array | string, type: string) => {
+      const obj = await evidence.put(sampleEvidenceKey(tenant, runId, 'main', file), data, type);
+      files.push({ key: obj.key, sha256: obj.sha256 });
+    };
+    try {
+      const checkNavigation = async (url: string) => {
+        const v = await checkUrl(url, deps.policy);
+        if (!v.ok) throw new OpError('blocked', v.message);
+      };
+      await guardedGoto(session.page, body.url);
+      await session.page.waitForLoadState('load', { timeout: 10_000 }).catch(() => undefined);
+      const result = await runScenario(scenario, {
+        page: session.page,
+        llm,
+        checkNavigation,
+        ...(secrets ? { variables: secrets } : {}),
+        deadline: Date.now() + (body.timeoutMs ?? deps.requestTimeoutMs ?? 120_000),
+      });
+      // The page where a failed scenario ended: what the step saw. Skipped when secrets are set
+      // (a screenshot could show one); the verifications are the evidence then.
+      if (result.status !== 'passed' && !secrets)
+        await save(
+          `step_${result.failedStep ?? 0}_end.png`,
+          await session.page.screenshot({ type: 'png' }),
+          'image/png',
+        );
+      const { memory: _memory, ...kept } = result;
+      await save('scenario.json', redactText(JSON.stringify(kept, null, 2), secrets), 'application/json');
+      const compiled = body.compile && result.status === 'passed' ? compileScenario(result) : undefined;
+      return c.json(
+        {
+          runId,
+          status: result.status,
+          ...(result.reason ? { reason: result.reason } : {}),
+          ...(result.failedStep ? { failedStep: result.failedStep } : {}),
+          steps: result.steps,
+          url: result.url,
+          usage: {
+            promptTokens: result.usage.promptTokens,
+            completionTokens: result.usage.completionTokens,
+            calls: result.usage.calls,
+            ms: result.usage.ms,
+          },
+          ...(compiled ? { workflow: compiled.workflow, notCarried: compiled.notCarried } : {}),
+          evidence: { prefix: runEvidencePrefix(tenant, runId), files },
+        },
+        200,
+      );
+    } finally {
+      await session.close();
+    }
+  });
+}
