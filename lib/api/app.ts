@@ -18,7 +18,6 @@ import { registerReportLinkRoute, reportLinkAuth, reportLinkKey } from './report
 import { type Doing, type OpDeps, withPage } from './run-op.ts';
 import { type RunsApiDeps, registerRunRoutes } from './runs.ts';
 import { registerScenarioRoute } from './scenario-route.ts';
-import { registerScenarioRoute } from './scenario-route.ts';
 import {
   ActRequest,
   ActResponse,
@@ -64,7 +63,6 @@ const PAGE_CALLS = new Set([
   '/v1/observe',
   '/v1/extract',
   '/v1/agent',
-  '/v1/scenarios',
   '/v1/scenarios',
   '/v1/workflows/plan',
   '/v1/workflows/compile',
@@ -452,7 +450,6 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     });
   if (deps.workflows) registerWorkflowShowRoute(app, { store: deps.workflows });
   registerAgentRoute(app, deps);
-  registerScenarioRoute(app, deps);
   registerScenarioRoute(app, deps);
   return app;
 }
