@@ -9,6 +9,7 @@ import type { EvidenceStore, Json, ResultRecord, RunRecord, RunStore, SampleReco
 import { storedVerdict } from './judge-run.ts';
 import { totalsOf } from './merge.ts';
 import { fieldCell, renderSummary, SUMMARY_CSS, summarizeRun, workflowLabel } from './report-summary.ts';
+import { checkResults, resultSeals } from './result-seals.ts';
 
 export interface ReportSample {
   sample: SampleRecord;
@@ -17,6 +18,8 @@ export interface ReportSample {
   actions: Json;
   /** The judge's verdict, when it ruled on the sample. */
   verdict?: { verdict: string; reasoning: string };
+  /** Why the stored result is not what the merge sealed (result-seals.ts): the row is flagged. */
+  tampered?: string;
 }
 
 const esc = (s: string) =>
@@ -35,7 +38,7 @@ tr[data-status=done] .status{color:#16723a}tr[data-status=failed] .status{color:
 tr[data-status=needs_review] .status,tr[data-status=partial_success] .status{color:#9a6700}
 pre{white-space:pre-wrap;margin:0;max-width:520px;font-size:12px}figure{display:inline-block;margin:4px}
 figure img{max-width:240px;border:1px solid #ccd}figcaption{font:11px monospace;word-break:break-all;max-width:240px}
-details{margin-top:4px}
+details{margin-top:4px}.tampered{display:block;color:#fff;background:#b3261e;padding:2px 6px;margin-top:4px}
 ${SUMMARY_CSS}`;
 
 const FILTER = `const sel=document.getElementById('filter');
@@ -79,7 +82,7 @@ export function renderReport(run: RunRecord, samples: ReportSample[]): string {
   const summary = summarizeRun(run, samples);
   const fields = summary.fields.length > 0 ? summary.fields : ['data'];
   const rows = samples
-    .map(({ sample, result, shots, actions, verdict }) => {
+    .map(({ sample, result, shots, actions, verdict, tampered }) => {
       const status = result?.status ?? sample.status;
       const tokens = Number(result?.usage.promptTokens ?? 0) + Number(result?.usage.completionTokens ?? 0);
       // Tokens spent at no known price make the cost unknown: "$0" would claim it was free.
@@ -103,9 +106,9 @@ export function renderReport(run: RunRecord, samples: ReportSample[]): string {
         ? `<img alt="final screenshot ${esc(fileOf(last.key))}" src="${last.dataUri}">`
         : '—';
       return (
-        `<tr class="sample" data-status="${esc(status)}" data-sample="${esc(sample.sampleId)}">` +
+        `<tr class="sample" data-status="${esc(status)}" data-sample="${esc(sample.sampleId)}"${tampered ? ' data-tampered="true"' : ''}>` +
         `<td>${esc(sample.sampleId)}<br><a href="${esc(sample.url)}">${esc(sample.url)}</a>${summary.workflows.has(sample.sampleId) ? `<br>${workflowLabel(summary.workflows.get(sample.sampleId))}` : ''}</td>` +
-        `<td class="status">${esc(status)}${verdict ? `<br><span class="verdict" data-verdict="${esc(verdict.verdict)}" title="${esc(verdict.reasoning)}">judge: ${esc(verdict.verdict)}</span>` : ''}</td><td class="reason">${esc(result?.reason ?? sample.reason ?? '')}</td>` +
+        `<td class="status">${esc(status)}${verdict ? `<br><span class="verdict" data-verdict="${esc(verdict.verdict)}" title="${esc(verdict.reasoning)}">judge: ${esc(verdict.verdict)}</span>` : ''}${tampered ? `<strong class="tampered">TAMPERED: ${esc(tampered)}</strong>` : ''}</td><td class="reason">${esc(result?.reason ?? sample.reason ?? '')}</td>` +
         `${cells}<td class="shot">${finalShot}</td>` +
         `<td class="tokens">${tokens}</td><td class="cost">${cost}</td>` +
         `<td>${timeline || '—'}<details><summary>data as JSON</summary><pre class="data">${esc(JSON.stringify(data, null, 2))}</pre></details><details><summary>action log</summary><pre class="actions">${esc(JSON.stringify(actions, null, 2))}</pre></details></td></tr>`
@@ -145,7 +148,9 @@ export async function buildReport(
     runStore.listSamples(tenant, runId),
     runStore.listResults(tenant, runId),
   ]);
-  const byId = new Map(results.map((r) => [r.sampleId, r]));
+  const byId = new Map(
+    checkResults(results, await resultSeals(evidence, run), run).map((r) => [r.sampleId, r]),
+  );
   const out: ReportSample[] = [];
   for (const sample of samples) {
     const result = byId.get(sample.sampleId);
@@ -179,6 +184,7 @@ export async function buildReport(
       shots,
       actions,
       ...(verdict ? { verdict: { verdict: verdict.verdict, reasoning: verdict.reasoning } } : {}),
+      ...(result?.tamperReason ? { tampered: result.tamperReason } : {}),
     });
   }
   return renderReport(run, out);

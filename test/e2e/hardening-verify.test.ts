@@ -82,11 +82,44 @@ describe('verify covers everything the evidence store holds (item 5)', () => {
     );
     const text = await readFile(file, 'utf8');
     await writeFile(file, text.replace('"plain": "ok"', '"plain": "changed"'));
-    const shown = (await (await env.get('/v1/runs/r-edit/results')).json()) as { results: { data: Json }[] };
+    // /results still shows what is stored, but marks the edited row; the untouched one is not marked.
+    const shown = (await (await env.get('/v1/runs/r-edit/results')).json()) as Served;
     expect(JSON.stringify(shown.results)).toContain('changed');
+    expect(shown.tampered).toBe(1);
+    const [s1, s2] = shown.results;
+    expect(s1).toMatchObject({ sampleId: 's1', tampered: true });
+    expect(s1?.tamperReason).toMatch(/differs from the result the run's merge sealed.*edited after it/);
+    expect(s2?.sampleId).toBe('s2');
+    expect(s2?.tampered).toBeUndefined();
+    // So does the report: a visible flag on that row only.
+    const report = await (await env.get('/v1/runs/r-edit/report')).text();
+    expect(rowOf(report, 's1')).toMatch(/data-tampered="true".*TAMPERED: differs from the result/s);
+    expect(rowOf(report, 's2')).not.toMatch(/tampered/i);
     const { code, line } = await verifyLine('r-edit');
     expect(code).toBe(1);
     expect(line).toMatch(/^TAMPERED: .*stored result edited.*sample s1/);
+    // An untouched run's results carry no mark.
+    await env.plantRun('r-untouched');
+    const clean = (await (await env.get('/v1/runs/r-untouched/results')).json()) as Served;
+    expect(clean.tampered).toBeUndefined();
+    expect(clean.results.filter((r) => r.tampered)).toEqual([]);
+  });
+
+  it('marks every result when the sealed copy itself was edited to match', async () => {
+    await env.plantRun('r-both');
+    const runs = join(env.root, '.browserfn', 'runs');
+    const stored = await findFile(runs, (p, t) => p.includes('r-both') && t.includes('"plain": "ok"'));
+    await writeFile(stored, (await readFile(stored, 'utf8')).replace('"plain": "ok"', '"plain": "changed"'));
+    const sealed = join(env.root, 'evidence', TENANT, 'run_r-both', 'results.json');
+    await writeFile(sealed, (await readFile(sealed, 'utf8')).replace('"plain": "ok"', '"plain": "changed"'));
+    const shown = (await (await env.get('/v1/runs/r-both/results')).json()) as Served;
+    expect(shown.tampered).toBe(2);
+    for (const r of shown.results)
+      expect(r.tamperReason).toMatch(
+        /sealed results cannot be trusted: .*results\.json differs from its hash/,
+      );
+    const report = await (await env.get('/v1/runs/r-both/report')).text();
+    expect(report.match(/data-tampered="true"/g)).toHaveLength(2);
   });
 
   it('checks against a head the caller kept outside both stores', async () => {
@@ -97,6 +130,18 @@ describe('verify covers everything the evidence store holds (item 5)', () => {
     expect(other).toMatch(/^TAMPERED: .*chain head differs/);
   });
 });
+
+type Served = {
+  tampered?: number;
+  results: { sampleId: string; data: Json; tampered?: boolean; tamperReason?: string }[];
+};
+
+/** The report's table row of one sample. */
+function rowOf(html: string, sampleId: string): string {
+  const start = html.indexOf(`data-sample="${sampleId}"`);
+  expect(start).toBeGreaterThan(0);
+  return html.slice(start, html.indexOf('</tr>', start));
+}
 
 /** The first file under `dir` whose path and text satisfy `match`. */
 async function findFile(dir: string, match: (path: string, text: string) => boolean): Promise<string> {
