@@ -10,6 +10,7 @@ import { type AgentRouteDeps, registerAgentRoute } from './agent-route.ts';
 import { assertKeyRing, type KeyRing, tenantFor } from './auth.ts';
 import { limitBody } from './body-limit.ts';
 import { DEMO_CATALOGUE_PATH, DEMO_PATH, demoCataloguePage, demoPage, demoProductPage } from './demo.ts';
+import { logOps } from './op-log.ts';
 import { toErrorResponse } from './errors.ts';
 import { FairShare, RUN_READS_AT_ONCE } from './fair-share.ts';
 import { registerJudgeRoute } from './judge-route.ts';
@@ -226,6 +227,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     await next();
   });
   app.get('/healthz', (c) => c.json({ ok: true }));
+  // First of the /v1 middlewares, so a refused call (401, 413, 429) gets its log line too.
+  app.use('/v1/*', logOps(deps.log));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
   app.doc31('/openapi.json', { openapi: '3.1.0', info: { title: 'browserfn', version: '0.1.0' } });

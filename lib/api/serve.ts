@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { serve } from '@hono/node-server';
 import { mergePolicy, policyFromEnv } from '../browser/guard-policy.ts';
+import { resolveModelConfig } from '../llm/config.ts';
 import type { OpLog } from '../ops/types.ts';
+import { jsonLog, type LogLevel, logLevelFrom } from '../runs/json-log.ts';
 import { storesFromEnv } from '../store/config.ts';
 import { createApp } from './app.ts';
 import { keysFromEnv } from './auth.ts';
@@ -31,6 +33,8 @@ export interface ServeOptions {
   host?: string;
   cacheDir?: string;
   print?: (line: string) => void;
+  /** Lowest level logged to stderr (default BROWSERFN_LOG_LEVEL, else info; `serve --verbose`: debug). */
+  logLevel?: LogLevel;
 }
 
 /**
@@ -55,10 +59,11 @@ export async function startServer(options: ServeOptions = {}) {
   const pageHost =
     host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   const demo = { url: '', pages: [] as string[] };
-  const log: OpLog = (e) => {
-    if (e.level !== 'debug')
-      process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...e })}\n`);
-  };
+  // One JSON line per event on stderr (each act / observe / extract call, run slices, failures).
+  const log: OpLog = jsonLog(
+    (line) => process.stderr.write(`${line}\n`),
+    options.logLevel ?? logLevelFrom(process.env.BROWSERFN_LOG_LEVEL),
+  );
   const cacheFor = localTenantCaches(cacheDir, (err) =>
     log({ level: 'warn', msg: 'action cache failed', error: String(err) }),
   );
@@ -144,6 +149,7 @@ export async function startServer(options: ServeOptions = {}) {
   demo.url = `http://${pageHost}:${actualPort}${DEMO_PATH}`;
   demo.pages = DEMO_PATHS.map((p) => `http://${pageHost}:${actualPort}${p}`);
   print(`browserfn API listening on ${base}  (OpenAPI: ${base}/openapi.json, demo page: ${demo.url})`);
+  print(startBanner(policy, demo.url));
   if (generated)
     print(
       isLoopbackHost(host)
@@ -164,4 +170,21 @@ export async function startServer(options: ServeOptions = {}) {
     await closeSharedDebuggableBrowser();
   };
   return { url: base, port: actualPort, key: generated, close };
+}
+
+/** What the server will do with a call: the model it asks, and what pages may open besides public sites. */
+function startBanner(policy: { allowPrivate: boolean; allowHosts: string[] }, demoUrl: string): string {
+  let model: string;
+  try {
+    const config = resolveModelConfig(undefined);
+    model = config
+      ? `${config.provider}/${config.model}`
+      : 'none (zero-token tier only; set BROWSERFN_MODEL, or send "model" with a call)';
+  } catch (err) {
+    model = `misconfigured: ${(err as Error).message.split('\n')[0]}`;
+  }
+  const hosts = policy.allowPrivate
+    ? 'every address (BROWSERFN_ALLOW_PRIVATE=1)'
+    : `public sites${policy.allowHosts.length ? ` + ${policy.allowHosts.join(', ')}` : ''} + the demo pages under ${demoUrl}`;
+  return `model: ${model}; pages may open: ${hosts}`;
 }

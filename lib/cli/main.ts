@@ -14,12 +14,17 @@ const COMMON_HELP =
 const ops = () => import('./ops.ts');
 
 async function serveCommand(argv: string[]): Promise<number> {
-  const { flags } = parse(argv, { port: { type: 'string' }, host: { type: 'string' } });
+  const { flags } = parse(argv, {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    verbose: { type: 'boolean' },
+  });
   const port = intFlag(flags, 'port');
   const { startServer } = await import('../api/serve.ts');
   const server = await startServer({
     ...(port ? { port } : {}),
     ...(typeof flags.host === 'string' ? { host: flags.host } : {}),
+    ...(flags.verbose ? { logLevel: 'debug' as const } : {}),
   });
   await new Promise<void>((resolve) => {
     const stop = () => {
@@ -33,7 +38,7 @@ async function serveCommand(argv: string[]): Promise<number> {
 
 type Command = (argv: string[], out: (s: string) => void) => Promise<number>;
 
-const SERVE_USAGE = 'browserfn serve [--port 8787] [--host 127.0.0.1]';
+const SERVE_USAGE = 'browserfn serve [--port 8787] [--host 127.0.0.1] [--verbose]';
 
 /** Usage line and what the command does: `browserfn <command> --help` prints both. */
 const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string; about: string }> = {
@@ -76,7 +81,8 @@ const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string; abo
     about:
       'Serves the HTTP API (and a demo page at /demo) with the embedded browser.\n' +
       '  --port N     port to listen on (default 8787, or PORT)\n' +
-      '  --host H     address to bind (default 127.0.0.1 without BROWSERFN_API_KEYS, else 0.0.0.0)',
+      '  --host H     address to bind (default 127.0.0.1 without BROWSERFN_API_KEYS, else 0.0.0.0)\n' +
+      '  --verbose    log debug lines too (JSON on stderr; or BROWSERFN_LOG_LEVEL=debug|info|warn|error)',
   },
   run: {
     run: async () => (await import('./run.ts')).runCommand,

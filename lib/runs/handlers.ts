@@ -19,6 +19,7 @@ import { reportThrottle } from '../store/rate-gate.ts';
 import type { WorkflowStore } from '../store/workflow-ports.ts';
 import { discoverHandler } from './discover/handler.ts';
 import { storedVerdict } from './judge-run.ts';
+import { logFor } from './json-log.ts';
 import { manifestedEvidence } from './manifested-evidence.ts';
 import { mergeRun } from './merge.ts';
 import { planRun } from './planner.ts';
@@ -340,8 +341,17 @@ export function runHandlers(deps: RunDeps) {
             return { page: session.page, close: () => session.close() };
           },
           checkNavigation: (url) => assertNavigable(url, deps.policy),
-          onThrottle: (url, retryAfter) => throttledThenPaced(deps, tenant, spec, url, retryAfter, deadline),
-          ...(deps.log ? { log: deps.log } : {}),
+          // Every line the sample's code logs names its run and sample.
+          onThrottle: (url, retryAfter) =>
+            throttledThenPaced(
+              deps.log ? { ...deps, log: logFor(deps.log, { runId, sampleId }) } : deps,
+              tenant,
+              spec,
+              url,
+              retryAfter,
+              deadline,
+            ),
+          ...(deps.log ? { log: logFor(deps.log, { tenant, runId, sampleId }) } : {}),
         },
         { deadline },
       );

@@ -1,11 +1,40 @@
 /**
- * Structured logs for Lambda: one JSON object per line, so CloudWatch Logs Insights can filter by
+ * Structured logs: one JSON object per line, so CloudWatch Logs Insights (or `jq`) can filter by
  * `runId`, `sampleId` or `step`. Secrets never reach here: callers log ids, counts and statuses only.
  */
-export type LogEvent = { level?: 'debug' | 'info' | 'warn' | 'error'; msg: string; [k: string]: unknown };
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export type LogEvent = { level?: LogLevel; msg: string; [k: string]: unknown };
+export type Logger = (event: LogEvent) => void;
 
-export function jsonLog(write: (line: string) => void = (l) => process.stdout.write(`${l}\n`)) {
+const RANK: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
+
+/** `BROWSERFN_LOG_LEVEL` (debug | info | warn | error; default info); anything else is refused by name. */
+export function logLevelFrom(value: string | undefined): LogLevel {
+  if (value === undefined || value === '') return 'info';
+  const v = value.trim().toLowerCase();
+  if (v in RANK) return v as LogLevel;
+  throw new Error(`BROWSERFN_LOG_LEVEL: expected debug, info, warn or error, got "${value}"`);
+}
+
+/** Lines at `level` or above, written whole. */
+export function jsonLog(
+  write: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
+  level: LogLevel = logLevelFrom(process.env.BROWSERFN_LOG_LEVEL),
+): Logger {
   return (event: LogEvent): void => {
-    write(JSON.stringify({ time: new Date().toISOString(), level: event.level ?? 'info', ...event }));
+    const at = event.level ?? 'info';
+    if (RANK[at] < RANK[level]) return;
+    write(JSON.stringify({ time: new Date().toISOString(), ...event, level: at }));
   };
+}
+
+/**
+ * The logger a sample's code gets: every line it writes carries the run and sample it belongs to,
+ * whatever the code deep inside (agent, workflow, ops) thought to include.
+ */
+export function logFor<E extends { msg: string }>(
+  log: (event: E) => void,
+  ids: { tenant?: string; runId: string; sampleId?: string },
+): (event: E) => void {
+  return (event) => log({ ...event, ...ids });
 }
