@@ -282,24 +282,28 @@ export function registerWorkflowActions(
         tenant,
         ops,
         signal,
-        async (ctx) => ({
-          answer: await runWorkflowOnce({
-            tenant,
-            workflow,
-            url: b.url,
-            inputs,
-            runId: `wfrun_${randomUUID()}`,
-            stored: { store, id },
-            deps: {
-              page: ctx.page,
-              signal,
-              ...(ctx.llm ? { llm: ctx.llm } : {}),
-              ...(ctx.variables ? { variables: ctx.variables } : {}),
-              ...(ctx.checkNavigation ? { checkNavigation: ctx.checkNavigation } : {}),
-              ...(ops.log ? { log: ops.log } : {}),
-            },
-          }),
-        }),
+        async (ctx) => {
+          // What a 504 names: the workflow, and (from the model client) a model call in flight.
+          doing.what = `workflow ${id} v${workflow.version} to finish on ${b.url}`;
+          return {
+            answer: await runWorkflowOnce({
+              tenant,
+              workflow,
+              url: b.url,
+              inputs,
+              runId: `wfrun_${randomUUID()}`,
+              stored: { store, id },
+              deps: {
+                page: ctx.page,
+                signal,
+                ...(ctx.llm ? { llm: ctx.llm } : {}),
+                ...(ctx.variables ? { variables: ctx.variables } : {}),
+                ...(ctx.checkNavigation ? { checkNavigation: ctx.checkNavigation } : {}),
+                ...(ops.log ? { log: ops.log } : {}),
+              },
+            }),
+          };
+        },
         doing,
       ),
     );

@@ -37,6 +37,7 @@ let llm: ScriptedModel;
 let server: ServerType;
 let base: string;
 let dir: string;
+let workflows: LocalWorkflowStore;
 
 const MODEL_ENV = () => ({
   OPENAI_API_KEY: 'sk-test',
@@ -53,6 +54,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'bfn-wf-actions-'));
   const runStore = new LocalRunStore(join(dir, 'runs'));
   const evidence = new LocalEvidenceStore(join(dir, 'evidence'));
+  workflows = new LocalWorkflowStore(join(dir, 'workflows'));
   const app = createApp({
     keys: new Map([
       ['key-a', 'tenant-a'],
@@ -69,7 +71,7 @@ beforeAll(async () => {
         throw new Error('this file starts no runs');
       },
     },
-    workflows: new LocalWorkflowStore(join(dir, 'workflows')),
+    workflows,
   });
   ({ server, base } = await serveOnLoopback(app.fetch));
 });
@@ -318,6 +320,32 @@ describe('compile and run', () => {
     expect(failedBody.status).toBe('failed');
     expect(failedBody.failedAt).toBeDefined();
     expect(failedBody.results[failedBody.failedAt].error.message).toBeTruthy();
+    // The request deadline holds as for /v1/act: a 504 naming what it waited for.
+    await call('/v1/workflows', {
+      id: 'slow',
+      workflow: {
+        name: 'Slow',
+        nodes: [
+          { alias: 'open', type: 'browser_action', config: { action: 'navigate', url: '{{inputs.url}}' } },
+          { alias: 'linger', type: 'browser_action', config: { action: 'wait', duration: 120_000 } },
+        ],
+      },
+    });
+    const quick = createApp({
+      keys: new Map([['key-a', 'tenant-a']]),
+      policy: { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] },
+      browser: async () => browser,
+      requestTimeoutMs: 10_000,
+      workflows,
+    });
+    const timedOut = await quick.request('/v1/workflows/slow/run', {
+      method: 'POST',
+      headers: { authorization: 'Bearer key-a', 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `${site.url}/product/3` }),
+    });
+    expect(timedOut.status).toBe(504);
+    expect((await timedOut.json()).error.message).toMatch(/waiting for workflow slow v1 to finish on/);
+
     // Inputs are checked before any page opens: each missing or mistyped one is named.
     await call('/v1/workflows', {
       id: 'needs-n',
