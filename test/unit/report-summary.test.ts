@@ -281,6 +281,12 @@ describe('signed report links', () => {
     const [payload, sig] = token.split('.');
     const forged = Buffer.from(JSON.stringify({ t: 'other', r: 'r1', e: now + 900 })).toString('base64url');
     expect(verifyReportToken(`${forged}.${sig}`, 'r1', key, now)).toEqual({ problem: 'signature' });
+    // Every other spelling of the last character is refused (some decode to the very same bytes).
+    for (const last of 'ABCDEFGHIJKLMNOP')
+      if (last !== sig!.at(-1))
+        expect(verifyReportToken(`${payload}.${sig!.slice(0, -1)}${last}`, 'r1', key, now)).toEqual({
+          problem: 'signature',
+        });
     expect(
       verifyReportToken(`${payload}.${sig}`, 'r1', new TextEncoder().encode('z'.repeat(32)), now),
     ).toEqual({
