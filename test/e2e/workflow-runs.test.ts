@@ -7,13 +7,16 @@
  * a run on DynamoDB + S3 whose worker is killed with SIGKILL resumes with no sample lost or doubled.
  */
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Hono } from 'hono';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerRunRoutes } from '../../lib/api/runs.ts';
 import { mergePolicy } from '../../lib/browser/guard-policy.ts';
 import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
+import { runCommand } from '../../lib/cli/run.ts';
 import { createLlmClient } from '../../lib/llm/client.ts';
 import { act } from '../../lib/ops/act.ts';
 import { agentSliceRunner } from '../../lib/runs/agent-slice-binding.ts';
@@ -22,7 +25,7 @@ import { startLocalRun } from '../../lib/runs/local-runner.ts';
 import { totalsOf } from '../../lib/runs/merge.ts';
 import { createRun, resumeInput } from '../../lib/runs/run-records.ts';
 import { parseTaskSpec, SpecError, type TaskSpecInput } from '../../lib/runs/task-spec.ts';
-import { checkRunWorkflow } from '../../lib/runs/workflow-versions.ts';
+import { checkRunWorkflow, workflowNeedsModel } from '../../lib/runs/workflow-versions.ts';
 import { storesFromEnv } from '../../lib/store/config.ts';
 import { LocalEvidenceStore } from '../../lib/store/local-evidence-store.ts';
 import { LocalRunStore } from '../../lib/store/local-run-store.ts';
@@ -128,7 +131,7 @@ async function runOf(
     samples: samples.map((s) => ({
       sampleId: `p${s.id}`,
       url: detail(s.id),
-      input: s.qty ? { qty: s.qty } : {},
+      input: (s.qty ? { qty: s.qty } : {}) as Record<string, string>,
     })),
   });
   await startLocalRun(input, runHandlers(deps(extra)), { retryPauseMs: 1 }).result;
@@ -234,7 +237,7 @@ describe('runs in mode "workflow"', () => {
     ).rejects.toThrow(SpecError);
   });
 
-  it('refuses a bad inline workflow up front, naming the node alias and field', () => {
+  it('refuses a bad inline workflow or an unknown id up front, naming the field (spec, API, CLI)', async () => {
     const bad = {
       ...facts,
       nodes: [
@@ -248,6 +251,57 @@ describe('runs in mode "workflow"', () => {
     expect(() => parseTaskSpec({ goal: 'g', mode: 'workflow' })).toThrow(
       /workflow: mode "workflow" needs a workflow/,
     );
+
+    // A model is needed only for AI nodes or the agent fallback (the CLI refuses without one then).
+    const inline = { goal: 'g', mode: 'workflow' as const, workflow: facts };
+    expect(await workflowNeedsModel(workflows, TENANT, parseTaskSpec(inline))).toBe(false);
+    expect(await workflowNeedsModel(workflows, TENANT, parseTaskSpec({ ...inline, fallback: 'agent' }))).toBe(
+      true,
+    );
+    const withAi = {
+      ...facts,
+      nodes: [
+        ...facts.nodes,
+        { alias: 'think', type: 'cognition', config: { instruction: 'summarise the facts' } },
+      ],
+    } as WorkflowInputDoc;
+    expect(await workflowNeedsModel(workflows, TENANT, parseTaskSpec({ ...inline, workflow: withAi }))).toBe(
+      true,
+    );
+    // The API: a stored id this tenant does not have is a 400 before any run is created.
+    const app = new Hono<{ Variables: { tenant: string } }>();
+    app.use('*', async (c, next) => {
+      c.set('tenant', TENANT);
+      await next();
+    });
+    let launched = 0;
+    registerRunRoutes(app, {
+      runStore,
+      evidence,
+      workflows,
+      launch: async () => {
+        launched += 1;
+      },
+    });
+    const res = await app.request('/v1/runs', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        spec: { goal: 'g', mode: 'workflow', workflow: { id: 'no-such-flow' } },
+        samples: [{ sampleId: 'p1', url: detail(1) }],
+      }),
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { message: string; issues: { path: string }[] } };
+    expect(body.error.message).toMatch(/workflow\.id: no workflow "no-such-flow" is stored/);
+    expect(body.error.issues[0]?.path).toBe('workflow.id');
+    expect(launched).toBe(0);
+    // The CLI: one line, before any run is created.
+    const spec = join(dir, 'unknown-flow.json');
+    await writeFile(spec, JSON.stringify({ goal: 'g', mode: 'workflow', workflow: { id: 'no-such-flow' } }));
+    await expect(
+      runCommand(['--task', spec, '--url', detail(1), '--out', dir], () => undefined),
+    ).rejects.toThrow(/^--task: task spec workflow\.id: no workflow "no-such-flow" is stored$/);
   });
 
   it('heals the redesign once mid-run and later samples start on the healed version for free', async () => {
