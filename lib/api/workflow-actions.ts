@@ -218,7 +218,11 @@ export function registerWorkflowActions(
         throw err;
       }
     }
-    const target = storeId(b.id, workflow);
+    // Acts carry no name of their own: without an id they get a fresh one, never another's next version.
+    const target = storeId(
+      b.id ?? ('actionLog' in b && !b.name ? `acts-${randomUUID().slice(0, 8)}` : undefined),
+      workflow,
+    );
     if ('problem' in target) return bad(c, [{ path: 'id', message: target.problem ?? '' }]);
     const saved = await save(store, tenant, target.id, workflow);
     return c.json(

@@ -4,6 +4,7 @@
  * file of acts) into a saved workflow; have the model plan one from words. Errors are one line and a
  * non-zero exit; a workflow that ran and failed prints its nodes and exits 1.
  */
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -235,7 +236,13 @@ export async function workflowCompileCommand(argv: string[], out: (s: string) =>
       throw new Error(`cannot compile: ${err.message}`);
     throw err;
   }
-  const id = typeof flags.id === 'string' ? flags.id : idFromName(workflow.name);
+  // A file of acts has no name of its own: without --id it gets a fresh id, never another's next version.
+  const id =
+    typeof flags.id === 'string'
+      ? flags.id
+      : workflow.source?.kind === 'acts' && typeof flags.name !== 'string'
+        ? `acts-${randomUUID().slice(0, 8)}`
+        : idFromName(workflow.name);
   const stores = storesFromEnv();
   const version = await saveNextVersion(stores.workflows, {
     tenant: CLI_TENANT,

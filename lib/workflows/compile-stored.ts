@@ -99,7 +99,8 @@ export async function compileStoredSample(
       `sample ${sampleId} did not succeed (status ${result.status}${result.reason ? `: ${result.reason}` : ''}); only a successful sample compiles`,
     );
   const task = await taskOf(src, tenant, runId, sampleId);
-  const base = { runId, sampleId, input: task.input, ...(ref.name ? { name: ref.name } : {}) };
+  // Named after its sample by default, so two samples compiled without an id are two workflows.
+  const base = { runId, sampleId, input: task.input, name: ref.name ?? `compiled from ${runId}/${sampleId}` };
   if (task.mode === 'extract') {
     if (!task.url) throw new CompileError(`sample ${sampleId} has no URL to read the page again`);
     const sampleUrl = task.url;

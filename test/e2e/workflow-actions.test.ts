@@ -193,6 +193,7 @@ function cartAgent() {
   });
 }
 
+// An agent sample, a compile with its page and replays: on a loaded machine this needs more than the default.
 describe('compile and run', () => {
   it("compiles the key's finished agent sample, refuses another key's (404) and a failed one (409), and runs it with 0 model requests", async () => {
     cartAgent();
@@ -215,6 +216,7 @@ describe('compile and run', () => {
     const wf = await compiled.json();
     expect(wf).toMatchObject({ id: 'cart', version: 1, aiNodes: [] });
     expect(wf.workflow.source).toMatchObject({ kind: 'agent', runId: 'agent-cart', sampleId: 'main' });
+    expect(wf.workflow.name).toBe('compiled from agent-cart/main');
     expect(
       wf.workflow.nodes.map(
         (n: { config: { action?: string; method?: string } }) => n.config.action ?? n.config.method,
@@ -261,7 +263,7 @@ describe('compile and run', () => {
     expect((await call('/v1/workflows/cart/run', { url: `${site.url}/product/3` }, 'key-b')).status).toBe(
       404,
     );
-  });
+  }, 120_000);
 
   it('compiles acts, heals on the redesign and writes the next version, which then runs without the model; a failed workflow is a 200 saying where', async () => {
     const acts = await recordActs();
@@ -360,7 +362,7 @@ describe('compile and run', () => {
     const missingInput = await call('/v1/workflows/needs-n/run', { url: `${site.url}/product/8` });
     expect(missingInput.status).toBe(400);
     expect((await missingInput.json()).error.message).toBe('inputs.n: no value given and no default');
-  });
+  }, 120_000);
 });
 
 /** Three acts on product 1 with the zero-token matcher, as the act API answers them. */
