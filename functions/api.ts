@@ -47,6 +47,7 @@ const runs =
           runStore: stores.runs,
           evidence: stores.evidence,
           workflows: stores.workflows,
+          runMemory: stores.runMemory,
           browser: sharedBrowser,
           policy,
           log,

@@ -8,6 +8,7 @@ import type { SampleRuntime } from '../lib/runs/queue/deps.ts';
 import { itemsInBucket } from '../lib/runs/run-records.ts';
 import { storesFromEnv } from '../lib/store/config.ts';
 import type { EvidenceStore, RunStore } from '../lib/store/ports.ts';
+import type { RunMemoryStore } from '../lib/store/run-memory-ports.ts';
 import type { WorkflowStore } from '../lib/store/workflow-ports.ts';
 
 /**
@@ -18,11 +19,12 @@ import type { WorkflowStore } from '../lib/store/workflow-ports.ts';
 export function lambdaStores(env = process.env): {
   runStore: RunStore;
   evidence: EvidenceStore;
+  runMemory: RunMemoryStore;
   workflows: WorkflowStore;
 } {
   // Off Lambda too (tests, a local invoke), local files go where a Lambda keeps them.
   const s = storesFromEnv(env, { dataDir: env.BROWSERFN_DATA_DIR ?? '/tmp/browserfn' });
-  return { runStore: s.runs, evidence: s.evidence, workflows: s.workflows };
+  return { runStore: s.runs, evidence: s.evidence, runMemory: s.runMemory, workflows: s.workflows };
 }
 
 const policy = policyFromEnv();

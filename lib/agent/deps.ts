@@ -3,6 +3,7 @@ import type { OnThrottle } from '../browser/navigate.ts';
 import type { ComputerUseModel } from '../llm/computer-use/types.ts';
 import type { LlmClient } from '../llm/types.ts';
 import type { EvidenceStore, RunStore } from '../store/ports.ts';
+import type { RunMemoryStore } from '../store/run-memory-ports.ts';
 import type { StepRecord } from './state.ts';
 
 /** A log event; every string in it has had secret values replaced by their `%name%` first. */
@@ -13,6 +14,11 @@ export interface AgentDeps {
   runStore: RunStore;
   evidence: EvidenceStore;
   llm: LlmClient;
+  /**
+   * What earlier samples of the run learned per site: read when a sample starts, added to when it
+   * ends. Absent: no memory is carried between samples (a one-off agent call).
+   */
+  runMemory?: RunMemoryStore;
   /** A cheaper model for history summaries (default: `llm`). */
   summaryLlm?: LlmClient;
   /** A fresh guarded browser context with one page. */

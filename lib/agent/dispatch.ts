@@ -1,7 +1,8 @@
 /**
  * Carries out one step's tool calls in order. Every tool returns a result value and never throws;
  * each is bounded by a timeout. The batch stops after a navigation, a failure, a tool that ends it,
- * or when the page's structure changed under the next action (it was chosen on the old page).
+ * or when the page changed under the next action (it was chosen on the old page): other kinds of
+ * controls, or more than 20% more or fewer of them.
  */
 import type { Page } from 'playwright-core';
 import { executeAction } from '../actions/execute.ts';
@@ -19,7 +20,7 @@ import { classify, type ErrorClass, firstLine, withTimeout } from './errors.ts';
 import { saveDownload, saveScreenshot } from './evidence.ts';
 import type { AgentState } from './state.ts';
 import { BATCH_ENDING, needsElement, type ToolCall } from './tools.ts';
-import { isPaginationName } from './watchdog.ts';
+import { controlsShifted, isPaginationName } from './watchdog.ts';
 
 export const TOOL_TIMEOUT_MS = 60_000;
 const ACTION_TIMEOUT_MS = 8_000;
@@ -280,6 +281,8 @@ async function runTool(
   }
 }
 
+const interactiveCount = (snap: Snapshot) => snap.elements.filter((e) => e.interactive).length;
+
 /** Runs a step's calls; returns one result per call that ran (the rest of an aborted batch is skipped). */
 export async function dispatch(
   ctx: DispatchContext,
@@ -327,6 +330,14 @@ export async function dispatch(
         const fresh = await snapshot(ctx.page, ctx.variables ? { secrets: ctx.variables } : {});
         if (fresh.signature !== current.signature)
           return { results, skipped: rest, abort: 'the page changed' };
+        const before = interactiveCount(current);
+        const after = interactiveCount(fresh);
+        if (controlsShifted(before, after))
+          return {
+            results,
+            skipped: rest,
+            abort: `the page's controls changed from ${before} to ${after}`,
+          };
         current = fresh;
       } catch (err) {
         return { results, skipped: rest, abort: `the page could not be read again: ${firstLine(err)}` };

@@ -7,7 +7,6 @@
 import type { Page } from 'playwright-core';
 import { z } from 'zod';
 import { spentOn } from '../llm/spent.ts';
-import type { Usage } from '../llm/types.ts';
 import { redactText } from '../perception/redact.ts';
 import type { JsonObject } from '../store/ports.ts';
 import type { AgentDeps, AgentLogEvent } from './deps.ts';
@@ -16,7 +15,9 @@ import { ACTION_LOG, putJson, RESULT_FILE, saveScreenshot } from './evidence.ts'
 import { countItems } from './merge.ts';
 import { saveStorage } from './page-setup.ts';
 import { CONSOLIDATE_SYSTEM, consolidatePrompt } from './prompt.ts';
+import { shareWhatWasLearned } from './run-memory-sync.ts';
 import { type AgentState, type AgentStatus, type StepRecord, stateToJson } from './state.ts';
+import { addToUsage } from './usage.ts';
 
 export interface SliceRuntime {
   state: AgentState;
@@ -29,23 +30,8 @@ export interface SliceRuntime {
   lastResults: string[];
 }
 
-export function addToUsage(state: AgentState, u: Usage): void {
-  state.usage.promptTokens += u.promptTokens;
-  state.usage.completionTokens += u.completionTokens;
-  state.usage.cachedTokens += u.cachedTokens;
-  state.usage.costUsd += u.costUsd ?? 0;
-  state.usage.ms += u.ms;
-  state.usage.calls += u.calls;
-}
-
-/** The tokens spent since `before` (a copy of `state.usage`): what one step cost, whatever it called. */
-export function tokensSince(state: AgentState, before: AgentState['usage']): StepRecord['tokens'] {
-  return {
-    prompt: state.usage.promptTokens - before.promptTokens,
-    completion: state.usage.completionTokens - before.completionTokens,
-    cached: state.usage.cachedTokens - before.cachedTokens,
-  };
-}
+// Usage sums live in usage.ts (run-memory-sync.ts needs them without importing this file back).
+export { addToUsage, tokensSince } from './usage.ts';
 
 export async function checkpoint(rt: SliceRuntime, why: string): Promise<void> {
   const { state, deps } = rt;
@@ -120,6 +106,8 @@ export async function finish(
     await saveScreenshot(deps.evidence, state, rt.page, 'final', deps.variables).catch((err) =>
       rt.log({ level: 'warn', msg: 'could not save the final screenshot', error: firstLine(err) }),
     );
+  // What this sample learned goes to the run's later samples (and its memory.json into the evidence).
+  await shareWhatWasLearned(rt);
   await putJson(deps.evidence, state, ACTION_LOG, rt.steps, deps.variables);
   const usage: JsonObject = {
     ...state.usage,

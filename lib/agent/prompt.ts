@@ -38,6 +38,7 @@ Rules:
 /** The static system part for a task: rules, goal, result schema and requirements. */
 export function systemPrompt(task: AgentTask): string {
   const parts = [RULES, '', `Task: ${task.goal}`];
+  if (task.systemPrompt) parts.push(`Instructions for this task:\n${task.systemPrompt}`);
   if (task.schema) parts.push(`Result schema (JSON Schema) for done(data):\n${JSON.stringify(task.schema)}`);
   const required = requiredFieldsOf(task);
   if (required.length) parts.push(`Required fields in the result: ${required.join(', ')}`);
@@ -62,6 +63,8 @@ export interface StepView {
   history: string[];
   notes: string[];
   memoryHints: string[];
+  /** What earlier samples of the run learned on this site (first steps only). */
+  runHints?: string[];
   data: JsonObject;
   input: Record<string, string>;
   variableNames: string[];
@@ -87,6 +90,10 @@ export function stepPrompt(v: StepView): string {
   if (Object.keys(v.input).length) out.push(`Input for this sample: ${JSON.stringify(v.input)}`);
   if (v.variableNames.length)
     out.push(`Secrets you may type (as placeholders): ${v.variableNames.map((n) => `%${n}%`).join(', ')}`);
+  if (v.runHints?.length)
+    out.push(
+      `Hints from earlier samples of this run on this site (follow them if they fit this page):\n${v.runHints.map((h) => `- ${h}`).join('\n')}`,
+    );
   if (v.memoryHints.length)
     out.push(`What worked or failed on this site before:\n${v.memoryHints.join('\n')}`);
   if (v.summary) out.push(`Earlier steps, summarized: ${v.summary}`);

@@ -18,6 +18,7 @@ import { addToUsage, checkpoint, consolidate, finish, type SliceRuntime, tokensS
 import { dueForSummary, historyLine, KEEP_AFTER_SUMMARY } from './history.ts';
 import { openPage } from './page-setup.ts';
 import { SUMMARY_SYSTEM } from './prompt.ts';
+import { loadRunHints } from './run-memory-sync.ts';
 import {
   type AgentState,
   DEFAULT_MAX_INFRA_ERRORS,
@@ -27,6 +28,7 @@ import {
   type StepRecord,
 } from './state.ts';
 import { runStep } from './step.ts';
+import { SPAM_REPEATS } from './watchdog.ts';
 
 export type { AgentDeps, SliceOptions } from './deps.ts';
 
@@ -112,6 +114,8 @@ export async function runSlice(input: AgentState, deps: AgentDeps, opts: SliceOp
     return state;
   }
   state.slices += 1;
+  // Once per sample: what earlier samples of the run learned on this site (kept in the state after).
+  await loadRunHints(rt);
   const wallClock = state.task.wallClockMs ?? DEFAULT_WALL_CLOCK_MS;
   const maxInfra = state.task.maxInfraErrors ?? DEFAULT_MAX_INFRA_ERRORS;
   let handle: { page: import('playwright-core').Page; close(): Promise<void> } | undefined;
@@ -256,7 +260,11 @@ export async function runSlice(input: AgentState, deps: AgentDeps, opts: SliceOp
         break;
       }
       if (end.kind === 'spam') {
-        await stopWith(rt, `stopped: the same action (${end.key}) repeated 4 times on one page`, false);
+        await stopWith(
+          rt,
+          `stopped: ${SPAM_REPEATS} actions of one type (${end.key}) on one page while nothing changed`,
+          false,
+        );
         break;
       }
       if (!deps.signal?.aborted) await summarize(rt);

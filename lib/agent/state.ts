@@ -34,6 +34,8 @@ export const AgentTaskSchema = z
     wallClockMs: z.number().int().min(1000).optional(),
     /** Infrastructure errors in a row that stop the sample as retryable (default 5). */
     maxInfraErrors: z.number().int().min(1).max(50).optional(),
+    /** Standing instructions for this task (a run spec's systemPrompt, written by the planner). */
+    systemPrompt: z.string().trim().min(1).max(4000).optional(),
     /** Token budget for the page outline in each step's prompt (default 3000). */
     pageBudget: z.number().int().min(300).max(50_000).optional(),
     /**
@@ -77,7 +79,7 @@ export interface WatchdogState {
   lastDataHash?: string;
   /** Hash of the last extract answer: new information read counts as progress too. */
   extractHash?: string;
-  /** The last actions' keys (`tool:target@url`), newest last, to catch one action repeated. */
+  /** Action types on their URL (`click@host/path`) since the page or data last changed, newest last. */
   recentActions: string[];
   /** Failed actions in a row. */
   failuresInRow: number;
@@ -141,6 +143,11 @@ export interface AgentState {
   /** Facts the model asked to keep (memory_update), newest last. */
   notes: string[];
   memory: DomainMemory;
+  /**
+   * Hints from earlier samples of the same run on this site (run memory), chosen once when the
+   * sample starts and shown in its first steps; undefined until looked up.
+   */
+  runHints?: string[];
   watchdog: WatchdogState;
   usage: UsageTotals;
   /** Working milliseconds across slices (the wall-clock budget counts these). */
@@ -261,7 +268,8 @@ export interface StepRecord {
   evaluation?: string;
   memory?: string;
   nextGoal?: string;
-  actions: { tool: string; input: Json; ok: boolean; outcome: string; ms: number }[];
+  /** `what`: the action by role and name (`click tab "Details"`), what run memory is distilled from. */
+  actions: { tool: string; input: Json; ok: boolean; outcome: string; ms: number; what?: string }[];
   tokens: { prompt: number; completion: number; cached: number };
   /** Where the step's time went: reading the page, the model, carrying out the actions. */
   observeMs: number;

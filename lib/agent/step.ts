@@ -17,6 +17,7 @@ import { fitHistory } from './history.ts';
 import { hintsFor, remember } from './memory.ts';
 import { canonicalJson, countItems, mergeData } from './merge.ts';
 import { stepPrompt, systemPrompt, visionQuestion } from './prompt.ts';
+import { RUN_HINT_STEPS } from './run-memory.ts';
 import { DEFAULT_MAX_ACTIONS_PER_STEP, effectiveMaxSteps, type StepRecord, scenarioLeft } from './state.ts';
 import { decisionSchema, type ToolCall } from './tools.ts';
 import {
@@ -185,6 +186,7 @@ export async function runStep(rt: SliceRuntime): Promise<StepOutcome> {
     history: fitHistory(state.history, HISTORY_BUDGET),
     notes: state.notes.slice(-5),
     memoryHints: hintsFor(state.memory, snap.url),
+    runHints: stepNo <= RUN_HINT_STEPS ? (state.runHints ?? []) : [],
     data: state.data,
     input: state.input,
     variableNames: Object.keys(deps.variables ?? {}),
@@ -283,6 +285,8 @@ export async function runStep(rt: SliceRuntime): Promise<StepOutcome> {
   const repeats = trackRepeats(
     state.watchdog,
     results.filter((r) => !r.final && !r.saved).map((r) => r.key),
+    // Not stagnant: this step saw another page or new data than the last one.
+    stag.watchdog.stagnant === 0,
   );
   state.watchdog = repeats.watchdog;
   if (repeats.spam && end.kind === 'continue') end = { kind: 'spam', key: repeats.spam };
@@ -324,12 +328,14 @@ export async function runStep(rt: SliceRuntime): Promise<StepOutcome> {
     ...(decision.evaluation_previous_step ? { evaluation: decision.evaluation_previous_step } : {}),
     ...(decision.memory_update ? { memory: decision.memory_update } : {}),
     ...(decision.next_goal ? { nextGoal: decision.next_goal } : {}),
-    actions: results.map((r: ToolResult) => ({
+    actions: results.map((r: ToolResult, i) => ({
       tool: r.tool,
       input: r.input as Json,
       ok: r.ok,
       outcome: r.outcome,
       ms: r.ms,
+      // By role and name: what a later sample of the run can be told (run memory), ids left out.
+      what: redactText(describeCall(calls[i]!, snap).replace(/\[\d+\] /g, ''), deps.variables),
       ...(r.recorded ? { recorded: r.recorded } : {}),
     })),
     tokens: tokensSince(state, usageBefore),

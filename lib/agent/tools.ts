@@ -24,8 +24,17 @@ export const TOOL_NAMES = [
 export const SCENARIO_TOOL = 'step_done' as const;
 export type ToolName = (typeof TOOL_NAMES)[number] | typeof SCENARIO_TOOL;
 
-/** Tools that end a batch: what comes after them could not have seen their effect, or there is no after. */
-export const BATCH_ENDING: ReadonlySet<ToolName> = new Set(['goto', 'done', 'fail', SCENARIO_TOOL]);
+/**
+ * Tools that end a batch: what comes after them could not have seen their effect, or there is no
+ * after. save_progress too (the reference's rule): the model sees what it stored before going on.
+ */
+export const BATCH_ENDING: ReadonlySet<ToolName> = new Set([
+  'goto',
+  'done',
+  'fail',
+  'save_progress',
+  SCENARIO_TOOL,
+]);
 export const FINAL_TOOLS: readonly ToolName[] = ['done', 'fail'];
 
 const id = z.number().int().describe('element id from the page outline, e.g. 12 for [12]');

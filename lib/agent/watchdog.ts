@@ -7,8 +7,14 @@ import type { WatchdogState } from './state.ts';
 import { FINAL_TOOLS, SCENARIO_TOOL, TOOL_NAMES, type ToolName } from './tools.ts';
 
 export const STAGNATION_LEVELS = [3, 5, 8] as const;
-/** The same action this many times in a row on one URL stops the sample. */
+/**
+ * Actions of one type (click, scroll, wait…) on one URL, while neither the page nor the data changes,
+ * that stop the sample (the reference's 4). A page that changes between steps (a tab opened, a form
+ * filled, more items loaded) or new data starts the count again.
+ */
 export const SPAM_REPEATS = 4;
+/** A batch stops when the page's interactive elements grow or shrink by more than this share. */
+export const CONTROLS_SHIFT = 0.2;
 /** Failed actions in a row after which the model is shown every visible control. */
 export const FAILURES_BEFORE_HELP = 3;
 
@@ -82,12 +88,31 @@ export function toolsFor(
   return scenarioLeft > 0 ? WITH_SCENARIO : TOOL_NAMES;
 }
 
-/** Records acted tool keys; returns the key repeated SPAM_REPEATS times in a row, if any. */
-export function trackRepeats(wd: WatchdogState, keys: string[]): { watchdog: WatchdogState; spam?: string } {
-  const recent = [...wd.recentActions, ...keys].slice(-SPAM_REPEATS * 2);
-  const tail = recent.slice(-SPAM_REPEATS);
-  const spam = tail.length === SPAM_REPEATS && tail.every((k) => k === tail[0]) ? tail[0] : undefined;
+/** `click:#12@shop.test/p/1` → `click@shop.test/p/1`: the action's type on its URL, any target. */
+export function actionKind(key: string): string {
+  const tool = key.slice(0, key.indexOf(':'));
+  return `${tool}@${key.slice(key.lastIndexOf('@') + 1)}`;
+}
+
+/**
+ * Records the acted tools' keys by type and URL (`pageChanged`: the page or the data changed since
+ * the last step, so earlier actions are forgotten); returns the type-on-URL done SPAM_REPEATS times.
+ */
+export function trackRepeats(
+  wd: WatchdogState,
+  keys: string[],
+  pageChanged = false,
+): { watchdog: WatchdogState; spam?: string } {
+  const recent = [...(pageChanged ? [] : wd.recentActions), ...keys.map(actionKind)].slice(-50);
+  const counts = new Map<string, number>();
+  for (const k of recent) counts.set(k, (counts.get(k) ?? 0) + 1);
+  const spam = keys.map(actionKind).find((k) => (counts.get(k) ?? 0) >= SPAM_REPEATS);
   return { watchdog: { ...wd, recentActions: recent }, ...(spam ? { spam } : {}) };
+}
+
+/** More than CONTROLS_SHIFT of the interactive elements appeared or went: ids picked before are stale. */
+export function controlsShifted(before: number, after: number): boolean {
+  return Math.abs(after - before) > CONTROLS_SHIFT * Math.max(before, 1);
 }
 
 /** Counts failed actions in a row; true when the model should be shown the visible controls. */

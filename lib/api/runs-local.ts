@@ -8,6 +8,7 @@ import { agentSliceRunner } from '../runs/agent-slice-binding.ts';
 import { runHandlers } from '../runs/handlers.ts';
 import { abortLocalRun, activeLocalRuns, isLocalRunActive, startLocalRun } from '../runs/local-runner.ts';
 import type { EvidenceStore, RunStore } from '../store/ports.ts';
+import type { RunMemoryStore } from '../store/run-memory-ports.ts';
 import type { WorkflowStore } from '../store/workflow-ports.ts';
 import { modelFor } from './run-op.ts';
 import type { RunsApiDeps } from './runs.ts';
@@ -15,6 +16,8 @@ import type { RunsApiDeps } from './runs.ts';
 export interface LocalRunsOptions {
   runStore: RunStore;
   evidence: EvidenceStore;
+  /** Memory across the samples of a run (lib/store/config.ts: beside the runs). */
+  runMemory?: RunMemoryStore;
   browser: () => Promise<Browser>;
   policy: GuardPolicy;
   /** The tenant's workflows, for runs in mode "workflow". */
@@ -29,6 +32,7 @@ export function localRunsApi(o: LocalRunsOptions): RunsApiDeps {
   const handlers = runHandlers({
     runStore: o.runStore,
     evidence: o.evidence,
+    ...(o.runMemory ? { runMemory: o.runMemory } : {}),
     slices: agentSliceRunner,
     ...(o.workflows ? { workflows: o.workflows } : {}),
     browser: o.browser,

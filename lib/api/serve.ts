@@ -91,6 +91,7 @@ export async function startServer(options: ServeOptions = {}) {
     runStore: stores.runs,
     evidence: stores.evidence,
     workflows: stores.workflows,
+    runMemory: stores.runMemory,
     browser,
     policy,
     log,

@@ -159,6 +159,7 @@ const agentModeRunner: SliceRunner = {
       {
         runStore: withMode(deps.runStore, cua ? 'cua' : 'agent'),
         evidence: deps.evidence,
+        ...(deps.runMemory ? { runMemory: deps.runMemory } : {}),
         // A computer-use sample talks to its computer-use model only; no chat model is asked.
         llm: deps.llm ?? noChatModel,
         ...(deps.summaryLlm ? { summaryLlm: deps.summaryLlm } : {}),

@@ -16,10 +16,11 @@ import type { LlmClient } from '../llm/types.ts';
 import { evidenceKey, keySegment } from '../store/keys.ts';
 import type { EvidenceStore, Json, JsonObject, RunStore, SampleStatus } from '../store/ports.ts';
 import { reportThrottle } from '../store/rate-gate.ts';
+import type { RunMemoryStore } from '../store/run-memory-ports.ts';
 import type { WorkflowStore } from '../store/workflow-ports.ts';
 import { discoverHandler } from './discover/handler.ts';
-import { storedVerdict } from './judge-run.ts';
 import { logFor } from './json-log.ts';
+import { storedVerdict } from './judge-run.ts';
 import { manifestedEvidence } from './manifested-evidence.ts';
 import { mergeRun } from './merge.ts';
 import { planRun } from './planner.ts';
@@ -39,6 +40,8 @@ import { runWorkflowRef, writeBackHeals } from './workflow-versions.ts';
 export interface RunDeps {
   runStore: RunStore;
   evidence: EvidenceStore;
+  /** Memory across the samples of a run (hints per site); absent → samples learn nothing from each other. */
+  runMemory?: RunMemoryStore;
   slices: SliceRunner;
   /** Mode "workflow" samples (default: lib/runs/workflow-slice-binding.ts). */
   workflowSlices?: SliceRunner;
@@ -329,6 +332,7 @@ export function runHandlers(deps: RunDeps) {
           runStore: deps.runStore,
           // Whatever the slice stores is chained into this sample's manifest part.
           evidence: manifestedEvidence(deps.evidence, tenant, runId, sampleId),
+          ...(deps.runMemory ? { runMemory: deps.runMemory } : {}),
           ...(llm ? { llm } : {}),
           ...(summaryLlm ? { summaryLlm } : {}),
           ...(deps.workflows ? { workflows: deps.workflows } : {}),
@@ -392,6 +396,9 @@ export function runHandlers(deps: RunDeps) {
       ),
       'application/json',
     );
+    // A plan that names a listing has no samples yet: the Discover state collects them.
+    if (planned.spec.discovery && planned.samples.length === 0)
+      return { tenant: e.tenant, runId: e.runId, concurrency: planned.spec.concurrency, discovery: true };
     await deps.runStore.putSamples(
       sampleRecords(e.tenant, e.runId, planned.samples, new Date().toISOString()),
     );

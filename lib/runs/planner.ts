@@ -1,7 +1,9 @@
 /**
  * The planner: a plain-language request → a task spec and the sample URLs, in one structured model call.
  * The model fills a small, flat shape (fields as a list, not a JSON Schema) that every provider's
- * structured output can express; the spec is built and validated from it here.
+ * structured output can express; the spec is built and validated from it here. Two of its fields
+ * follow the reference: `systemPrompt` (instructions every sample's agent gets in its system part)
+ * and `needsDiscovery` (the request names a listing: collect the item URLs first, then fan out).
  */
 import { z } from 'zod';
 import type { LlmClient } from '../llm/types.ts';
@@ -28,14 +30,39 @@ export const PlanReply = z.object({
   samples: z
     .array(z.object({ sample_id: z.string(), url: z.string() }))
     .describe('every page to work on; sample_id is short, unique, letters/digits/_/-'),
+  // The four below default (an older reply without them still plans): optional in the wire schema.
+  systemPrompt: z
+    .string()
+    .default('')
+    .describe(
+      'standing instructions for every agent: what kind of site this is, where the data tends to be, what to avoid; empty if none',
+    ),
+  needsDiscovery: z
+    .boolean()
+    .default(false)
+    .describe(
+      'true when the request points at a listing (a list, index, search results, directory, "all members") whose item pages are the real work: their URLs are collected first',
+    ),
+  listingUrls: z
+    .array(z.string())
+    .default([])
+    .describe('with needsDiscovery: the listing pages to collect item links from; else empty'),
+  itemLinkPattern: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('with needsDiscovery: a * glob every item URL matches (https://site/item/*), null if unsure'),
 });
-export type PlanReply = z.infer<typeof PlanReply>;
+/** A plan reply as the model may write it (the defaulted fields may be absent). */
+export type PlanReply = z.input<typeof PlanReply>;
 
 const SYSTEM = [
   'You turn a request for web data into a plan for a fleet of browsing agents.',
   'Each agent gets one start URL (a sample) and the same goal, and returns the listed fields.',
   'Use only URLs the request names or that follow directly from it; never invent hosts.',
   'Keep the goal concrete: where to look on the page and what to return. Prefer few, well-named fields.',
+  'When the request is about the items of a listing (every product in a category, all members of an org, each result of a search), set needsDiscovery, give the listing pages, and leave samples empty: the item links are collected first and each item becomes a sample.',
+  'Write systemPrompt as short standing advice for every agent on this site and task.',
 ].join('\n');
 
 const JSON_TYPE: Record<z.infer<typeof FieldType>, Record<string, unknown>> = {
@@ -53,6 +80,8 @@ export function specFromPlan(reply: PlanReply, base: { model?: string; concurren
   for (const f of reply.fields)
     properties[f.name] = { ...JSON_TYPE[f.type], ...(f.description ? { description: f.description } : {}) };
   const names = new Set(reply.fields.map((f) => f.name));
+  const discovery = discoveryFromPlan(reply);
+  const systemPrompt = (reply.systemPrompt ?? '').trim();
   const spec: TaskSpec = parseTaskSpec({
     goal: reply.goal,
     ...(reply.fields.length ? { outputSchema: { type: 'object', properties } } : {}),
@@ -62,11 +91,27 @@ export function specFromPlan(reply: PlanReply, base: { model?: string; concurren
     // A task the planner sizes at one step is a single read of the page: no agent loop needed.
     mode: reply.maxSteps <= 1 ? 'extract' : 'agent',
     ...(reply.expectedItems ? { expectedItems: reply.expectedItems } : {}),
+    ...(systemPrompt ? { systemPrompt: systemPrompt.slice(0, 4000) } : {}),
+    ...(discovery ? { discovery } : {}),
     ...(base.model ? { model: base.model } : {}),
     ...(base.concurrency ? { concurrency: base.concurrency } : {}),
   });
-  const samples: Sample[] = samplesFromList(reply.samples, 'planner samples');
+  // A listing's items are found by the Discover state; the listing pages themselves are no samples.
+  const samples: Sample[] = discovery ? [] : samplesFromList(reply.samples, 'planner samples');
   return { spec, samples };
+}
+
+/** The discovery block a plan asks for: links matching its pattern, else the model picks them. Pure. */
+export function discoveryFromPlan(reply: PlanReply): TaskSpec['discovery'] {
+  const listings = (reply.listingUrls ?? []).map((u) => u.trim()).filter(Boolean);
+  if (!reply.needsDiscovery || listings.length === 0) return undefined;
+  const pattern = reply.itemLinkPattern?.trim();
+  return {
+    listings: listings.slice(0, 100),
+    ...(pattern
+      ? { include: pattern }
+      : { instruction: `the links to each item page the task is about: ${reply.goal}` }),
+  };
 }
 
 export interface Plan {

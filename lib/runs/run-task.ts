@@ -12,6 +12,7 @@ import { resolveModelConfig } from '../llm/config.ts';
 import type { LlmClient } from '../llm/types.ts';
 import { evidenceKey } from '../store/keys.ts';
 import { LocalEvidenceStore } from '../store/local-evidence-store.ts';
+import { LocalRunMemoryStore } from '../store/local-run-memory.ts';
 import { LocalRunStore } from '../store/local-run-store.ts';
 import type { ResultRecord, RunStatus } from '../store/ports.ts';
 import { agentSliceRunner } from './agent-slice-binding.ts';
@@ -55,6 +56,7 @@ export async function runTask(
   const tenant = opts.tenant ?? 'local';
   const runStore = new LocalRunStore(join(base, '.browserfn', 'runs'));
   const evidence = new LocalEvidenceStore(join(base, 'evidence'));
+  const runMemory = new LocalRunMemoryStore(join(base, '.browserfn', 'runs'));
   const parsed = parseTaskSpec(spec);
   const list = samples.map((s, i) => ({
     sampleId: s.sampleId ?? `s${String(i + 1).padStart(4, '0')}`,
@@ -68,6 +70,7 @@ export async function runTask(
   const handlers = runHandlers({
     runStore,
     evidence,
+    runMemory,
     slices: agentSliceRunner,
     browser: sharedBrowser,
     policy,

@@ -7,6 +7,7 @@ import type { Page } from 'playwright-core';
 import type { OnThrottle } from '../browser/navigate.ts';
 import type { LlmClient } from '../llm/types.ts';
 import type { EvidenceStore, Json, RunStore } from '../store/ports.ts';
+import type { RunMemoryStore } from '../store/run-memory-ports.ts';
 import type { WorkflowStore } from '../store/workflow-ports.ts';
 import type { TaskSpec } from './task-spec.ts';
 
@@ -33,6 +34,8 @@ export interface SliceTask {
   wallClockMs?: number;
   /** Infrastructure errors in a row that trip the circuit breaker. */
   maxInfraErrors?: number;
+  /** Standing instructions in the agent's system prompt (the spec's systemPrompt). */
+  systemPrompt?: string;
   /** Computer-use mode: the provider's computer-use model drives the page by screenshots. */
   computerUse?: { model: string; format?: 'png' | 'jpeg' };
 }
@@ -68,6 +71,8 @@ export interface SliceState {
 export interface SliceDeps {
   runStore: RunStore;
   evidence: EvidenceStore;
+  /** What earlier samples of the run learned per site (agent mode reads and adds to it). */
+  runMemory?: RunMemoryStore;
   llm?: LlmClient;
   /** A cheaper model for history summaries; `llm` when absent. */
   summaryLlm?: LlmClient;
@@ -111,6 +116,7 @@ export function taskFromSpec(spec: TaskSpec): SliceTask {
     vision: spec.vision,
     ...(spec.wallClockSeconds ? { wallClockMs: spec.wallClockSeconds * 1000 } : {}),
     ...(spec.maxInfraErrors ? { maxInfraErrors: spec.maxInfraErrors } : {}),
+    ...(spec.systemPrompt ? { systemPrompt: spec.systemPrompt } : {}),
     ...(spec.computerUse ? { computerUse: spec.computerUse } : {}),
     ...(spec.mode === 'workflow'
       ? {

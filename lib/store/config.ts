@@ -18,12 +18,15 @@
 import { resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { DynamoRunMemoryStore } from './dynamo-run-memory.ts';
 import { DynamoRunStore } from './dynamo-run-store.ts';
 import { DynamoWorkflowStore } from './dynamo-workflow-store.ts';
 import { LocalEvidenceStore } from './local-evidence-store.ts';
+import { LocalRunMemoryStore } from './local-run-memory.ts';
 import { LocalRunStore } from './local-run-store.ts';
 import { LocalWorkflowStore } from './local-workflow-store.ts';
 import type { EvidenceStore, RunStore } from './ports.ts';
+import type { RunMemoryStore } from './run-memory-ports.ts';
 import { S3EvidenceStore } from './s3-evidence-store.ts';
 import { DEFAULT_VERIFY_AFTER, type WorkflowStore } from './workflow-ports.ts';
 
@@ -32,6 +35,8 @@ export interface Stores {
   evidence: EvidenceStore;
   /** Versioned workflows (issue 23): the run table + bucket on AWS, local files otherwise. */
   workflows: WorkflowStore;
+  /** What samples of a run learned per site, for the run's later samples: beside the runs. */
+  runMemory: RunMemoryStore;
   /** Where each store lives, for logs and the CLI (`dynamodb:<table>`, `s3://bucket/prefix`, a path). */
   describe: { runs: string; evidence: string; workflows: string };
 }
@@ -110,6 +115,7 @@ export function storesFromEnv(env: Env = process.env, options: StoreConfigOption
   }
 
   let runs: RunStore;
+  let runMemory: RunMemoryStore;
   let runsWhere: string;
   let workflows: WorkflowStore;
   let workflowsWhere: string;
@@ -124,12 +130,14 @@ export function storesFromEnv(env: Env = process.env, options: StoreConfigOption
       ...(dynamoEndpoint ? { endpoint: dynamoEndpoint } : {}),
     });
     runs = new DynamoRunStore({ client, table, blobs: evidence });
+    runMemory = new DynamoRunMemoryStore({ client, table });
     runsWhere = `dynamodb:${table}`;
     workflows = new DynamoWorkflowStore({ client, table, blobs: evidence, verifyAfter });
     workflowsWhere = `dynamodb:${table}`;
   } else {
     const root = resolve(cwd, nonEmpty(env.BROWSERFN_RUNS_DIR) ?? defaults.runs);
     runs = new LocalRunStore(root);
+    runMemory = new LocalRunMemoryStore(root);
     runsWhere = root;
     workflowsWhere = resolve(cwd, nonEmpty(env.BROWSERFN_WORKFLOWS_DIR) ?? defaults.workflows);
     workflows = new LocalWorkflowStore(workflowsWhere, { verifyAfter });
@@ -139,6 +147,7 @@ export function storesFromEnv(env: Env = process.env, options: StoreConfigOption
     runs,
     evidence,
     workflows,
+    runMemory,
     describe: { runs: runsWhere, evidence: evidenceWhere, workflows: workflowsWhere },
   };
 }

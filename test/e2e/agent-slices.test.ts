@@ -40,15 +40,18 @@ describe('agent slices', () => {
           ]);
         if (url.endsWith('/home.html'))
           return reply([{ tool: 'click', id: idInPrompt(r.text, 'link', 'Invoices') }]);
+        // save_progress ends the batch: the click after it waits for the next step.
         if (url.endsWith('/invoices.html'))
-          return reply([
-            {
-              tool: 'save_progress',
-              data: { invoices: ['INV-101', 'INV-102'], pages: { first: true } },
-              note: 'p1',
-            },
-            { tool: 'click', id: idInPrompt(r.text, 'link', 'Next') },
-          ]);
+          return /Data saved so far: [^\n]*INV-101/.test(r.text)
+            ? reply([{ tool: 'click', id: idInPrompt(r.text, 'link', 'Next') }])
+            : reply([
+                {
+                  tool: 'save_progress',
+                  data: { invoices: ['INV-101', 'INV-102'], pages: { first: true } },
+                  note: 'p1',
+                },
+                { tool: 'click', id: idInPrompt(r.text, 'link', 'Next') },
+              ]);
         if (url.endsWith('/invoices-2.html') && !r.text.includes('INV-103"'))
           return reply([
             {
@@ -69,19 +72,19 @@ describe('agent slices', () => {
     };
     const first = await runSlice(newAgentState(init), env.deps, {
       deadline: Date.now() + 60_000,
-      maxSteps: 3,
+      maxSteps: 4,
     });
     expect(first.status).toBe('running');
-    expect(first.step).toBe(3);
+    expect(first.step).toBe(4);
     expect(first.data).toEqual({ invoices: ['INV-101', 'INV-102'], pages: { first: true } });
     // The next slice starts from what the store holds, as another machine would.
     const saved = await env.runStore.loadCheckpoint('t', 'slices', 'two');
-    expect(saved?.state.step).toBe(3);
+    expect(saved?.state.step).toBe(4);
     const seen = llm.requests.length;
     const second = await runSlice(stateFromJson(saved!.state), env.deps, { deadline: Date.now() + 60_000 });
     const later = llm.requests.slice(seen).filter(isDecision);
     expect(currentUrl(later[0]!)).toMatch(/\/agent\/invoices-2\.html$/);
-    expect(stepOf(later[0]!)).toBe(4);
+    expect(stepOf(later[0]!)).toBe(5);
     expect(later[0]!.text).toContain('"INV-101"');
     expect(second.status).toBe('done');
     expect(second.slices).toBe(2);

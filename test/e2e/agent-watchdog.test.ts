@@ -30,15 +30,16 @@ async function run(flavour: Flavour, task: AgentTask) {
 
 const noop = (text: string) => ({ tool: 'click', id: idInPrompt(text, 'button', 'Does nothing') });
 const wait = { tool: 'wait', ms: 10 };
+const shot = (step: number) => ({ tool: 'screenshot', label: `look-${step}` });
 
 describe.each<Flavour>(['openai', 'anthropic'])('agent watchdog (%s)', (flavour) => {
   it('escalates on a page that does not change: nudge at 3, strategy change + checkpoint at 5, only done/fail at 8', async () => {
-    // Alternating two useless actions: no repeat stop, but nothing changes either.
+    // Three useless kinds of action in turn (none 4 times): no repeat stop, but nothing changes either.
     llm.setHandler(
       perStep((step, r) =>
         offered(r).length === 2
           ? reply([{ tool: 'fail', reason: 'the counter page has nothing for this task' }])
-          : reply([step % 2 ? noop(r.text) : wait]),
+          : reply([[noop(r.text), wait, shot(step)][(step - 1) % 3]]),
       ),
     );
     const { state, env, decisions, at } = await run(flavour, {
@@ -58,12 +59,14 @@ describe.each<Flavour>(['openai', 'anthropic'])('agent watchdog (%s)', (flavour)
     expect(checkpoints.find((c) => c.why === 'progress')?.step).toBe(6);
   });
 
-  it('stops a sample that repeats the same action 4 times on one page', async () => {
+  it('stops a sample that does 4 actions of one type on one page while nothing changes', async () => {
     llm.setHandler(perStep((_, r) => reply([noop(r.text)])));
     const { state, decisions } = await run(flavour, { goal: 'Press buttons', maxSteps: 20 });
     expect(decisions).toHaveLength(4);
     expect(state.status).toBe('failed');
-    expect(state.reason).toMatch(/same action \(click:#\d+@.*counter\.html\) repeated 4 times/);
+    expect(state.reason).toMatch(
+      /4 actions of one type \(click@.*counter\.html\) on one page while nothing changed/,
+    );
   });
 
   it('warns once at 75% and 90%, bounces an incomplete done, and offers only done/fail on the last step → needs_review', async () => {

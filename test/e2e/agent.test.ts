@@ -56,11 +56,15 @@ function invoiceModel(r: RecordedRequest): ScriptedReply {
     ]);
   if (url.endsWith('/agent/home.html'))
     return reply([{ tool: 'click', id: idInPrompt(r.text, 'link', 'Invoices') }]);
+  // It asks to save and page on in one step; save_progress ends the batch, so the click is skipped
+  // and it pages on at the next step, once the prompt shows page 1 saved.
   if (url.endsWith('/agent/invoices.html'))
-    return reply([
-      { tool: 'save_progress', data: { invoices: marchRows(r.text) }, note: 'page 1 read' },
-      { tool: 'click', id: idInPrompt(r.text, 'link', 'Next') },
-    ]);
+    return /Data saved so far: [^\n]*INV-101/.test(r.text)
+      ? reply([{ tool: 'click', id: idInPrompt(r.text, 'link', 'Next') }])
+      : reply([
+          { tool: 'save_progress', data: { invoices: marchRows(r.text) }, note: 'page 1 read' },
+          { tool: 'click', id: idInPrompt(r.text, 'link', 'Next') },
+        ]);
   if (url.endsWith('/agent/invoices-2.html'))
     return reply([{ tool: 'done', data: { invoices: marchRows(r.text) } }], {
       memory_update: 'page 2 is the last',
@@ -79,7 +83,11 @@ describe.each<Flavour>(['openai', 'anthropic'])('agent through the %s SDK', (fla
     });
     llm.setHandler(invoiceModel);
     const steps: string[] = [];
-    env.deps.onStep = (s) => steps.push(`${s.step}:${s.actions.map((a) => a.tool).join('+')}`);
+    const notices: string[] = [];
+    env.deps.onStep = (s) => {
+      steps.push(`${s.step}:${s.actions.map((a) => a.tool).join('+')}`);
+      notices.push(...s.notices.map((n) => `${s.step}:${n}`));
+    };
     const state = await runAgent(
       {
         tenant: 't1',
@@ -99,7 +107,8 @@ describe.each<Flavour>(['openai', 'anthropic'])('agent through the %s SDK', (fla
         { number: 'INV-103', date: '2026-03-28', amount: 42 },
       ],
     });
-    expect(steps).toEqual(['1:type+type+click', '2:click', '3:save_progress+click', '4:done']);
+    expect(steps).toEqual(['1:type+type+click', '2:click', '3:save_progress', '4:click', '5:done']);
+    expect(notices).toContain('3:batch stopped: save_progress ends a step');
     // The static system part is the same on every step (what providers cache).
     const decisions = llm.requests.filter(isDecision);
     expect(new Set(decisions.map((r) => r.system)).size).toBe(1);
@@ -118,8 +127,8 @@ describe.each<Flavour>(['openai', 'anthropic'])('agent through the %s SDK', (fla
         'utf8',
       ),
     );
-    expect(log.map((s: { step: number }) => s.step)).toEqual([1, 2, 3, 4]);
-    expect(log[3].memory).toBe('page 2 is the last');
+    expect(log.map((s: { step: number }) => s.step)).toEqual([1, 2, 3, 4, 5]);
+    expect(log[4].memory).toBe('page 2 is the last');
     // The password reached the page but no request, log or evidence file.
     expect(JSON.stringify(llm.requests)).not.toContain(PASSWORD);
     expect(env.logs.join('\n')).not.toContain(PASSWORD);

@@ -8,7 +8,9 @@ import { stepPrompt, systemPrompt } from '../../lib/agent/prompt.ts';
 import { type HistoryEntry, newAgentState } from '../../lib/agent/state.ts';
 import { decisionSchema, TOOL_NAMES, toolsOffered } from '../../lib/agent/tools.ts';
 import {
+  actionKind,
   budgetWarnings,
+  controlsShifted,
   isPaginationName,
   levelFor,
   paginationBonus,
@@ -148,12 +150,22 @@ describe('watchdog', () => {
     expect(toolsFor(3, 10, 0, 2)).toContain('step_done');
     expect(toolsFor(10, 10, 0, 2)).toEqual(['done', 'fail']);
   });
-  it('flags the same action 4 times in a row, not 4 different ones', () => {
+  it('flags 4 actions of one type on one URL while nothing changes, whatever their targets', () => {
     let wd = fresh();
-    wd = trackRepeats(wd, ['click:#1@a', 'click:#1@a', 'click:#2@a']).watchdog;
-    expect(trackRepeats(wd, ['click:#1@a']).spam).toBeUndefined();
-    const r = trackRepeats(trackRepeats(wd, ['click:#2@a', 'click:#2@a']).watchdog, ['click:#2@a']);
-    expect(r.spam).toBe('click:#2@a');
+    wd = trackRepeats(wd, ['click:#1@a', 'scroll:down@a', 'click:#2@a']).watchdog;
+    expect(trackRepeats(wd, ['click:#3@b', 'wait:@a']).spam).toBeUndefined();
+    wd = trackRepeats(wd, ['click:#5@a']).watchdog;
+    expect(trackRepeats(wd, ['click:#9@a']).spam).toBe('click@a');
+    // The page or the data changed since the last step: the count starts again.
+    expect(trackRepeats(wd, ['click:#9@a'], true).spam).toBeUndefined();
+    expect(actionKind('goto:http://x.test/a@b@x.test/a')).toBe('goto@x.test/a');
+  });
+  it('stops a batch when more than 20% of the controls appear or go', () => {
+    expect(controlsShifted(10, 12)).toBe(false);
+    expect(controlsShifted(10, 13)).toBe(true);
+    expect(controlsShifted(10, 7)).toBe(true);
+    expect(controlsShifted(0, 1)).toBe(true);
+    expect(controlsShifted(0, 0)).toBe(false);
   });
   it('asks for help after 3 failures in a row; a success resets the count', () => {
     let wd = fresh();

@@ -1,6 +1,6 @@
 /**
  * The reference's numbers and semantics (issue 22 item 3), as pure rules: the circuit breaker's
- * default, the batch-ending tools, the summary model's fallback, the default rate table.
+ * default, save_progress ending a batch, the summary model's fallback, the default rate table.
  */
 import { describe, expect, it } from 'vitest';
 import { summaryModels } from '../../lib/agent/slice.ts';
@@ -27,10 +27,10 @@ describe('circuit breaker', () => {
 });
 
 describe('batches', () => {
-  it('end after goto, done and fail; save_progress does not end one (yet: see the agent tests)', () => {
-    for (const tool of ['goto', 'done', 'fail'] as const) expect(BATCH_ENDING.has(tool)).toBe(true);
+  it('end after save_progress, as after goto, done and fail; not after a click', () => {
+    for (const tool of ['save_progress', 'goto', 'done', 'fail'] as const)
+      expect(BATCH_ENDING.has(tool)).toBe(true);
     expect(BATCH_ENDING.has('click')).toBe(false);
-    expect(BATCH_ENDING.has('save_progress')).toBe(false);
   });
 });
 

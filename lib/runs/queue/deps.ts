@@ -106,6 +106,7 @@ export function queueDepsFromEnv(
       ...runtime,
       runStore: stores.runs,
       evidence: stores.evidence,
+      runMemory: stores.runMemory,
       workflows: runtime.workflows ?? stores.workflows,
     }),
     deadLetter: sqsDeadLetter(sqs, dlqUrl),
