@@ -26,7 +26,7 @@ import type { ActRecord } from '../../lib/workflows/compile.ts';
 import { validateWorkflow } from '../../lib/workflows/validate.ts';
 import { currentUrl, isDecision, reply } from '../support/agent-env.ts';
 import { openPage, startBrowser } from '../support/browser.ts';
-import { type CatalogueSite, product, startCatalogueSite } from '../support/catalogue-site.ts';
+import { type CatalogueSite, price, product, startCatalogueSite } from '../support/catalogue-site.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
 import { idInPrompt } from '../support/ops-env.ts';
 import { serveOnLoopback } from '../support/serve.ts';
@@ -38,6 +38,7 @@ let server: ServerType;
 let base: string;
 let dir: string;
 let workflows: LocalWorkflowStore;
+let runStore: LocalRunStore;
 
 const MODEL_ENV = () => ({
   OPENAI_API_KEY: 'sk-test',
@@ -52,7 +53,7 @@ beforeAll(async () => {
     startScriptedModel(),
   ]);
   dir = await mkdtemp(join(tmpdir(), 'bfn-wf-actions-'));
-  const runStore = new LocalRunStore(join(dir, 'runs'));
+  runStore = new LocalRunStore(join(dir, 'runs'));
   const evidence = new LocalEvidenceStore(join(dir, 'evidence'));
   workflows = new LocalWorkflowStore(join(dir, 'workflows'));
   const app = createApp({
@@ -264,6 +265,65 @@ describe('compile and run', () => {
       404,
     );
   }, 120_000);
+
+  it("compiles an extract-mode run's sample into a checked extractor that reads other pages with 0 model requests", async () => {
+    // The sample as the extract mode leaves it: the run's spec (goal, schema), the sample, its result.
+    const now = new Date().toISOString();
+    await runStore.createRun({
+      tenant: 'tenant-a',
+      runId: 'extract-run',
+      status: 'done',
+      spec: {
+        goal: 'the product name and price',
+        mode: 'extract',
+        outputSchema: {
+          type: 'object',
+          properties: { name: { type: 'string' }, price: { type: 'string' } },
+          required: ['name', 'price'],
+        },
+      },
+      sampleCount: 1,
+      createdAt: now,
+      updatedAt: now,
+    });
+    await runStore.putSamples([
+      {
+        tenant: 'tenant-a',
+        runId: 'extract-run',
+        sampleId: 's1',
+        url: `${site.url}/product/5`,
+        input: {},
+        status: 'done',
+        attempts: 1,
+        updatedAt: now,
+      },
+    ]);
+    await runStore.putResult({
+      tenant: 'tenant-a',
+      runId: 'extract-run',
+      sampleId: 's1',
+      status: 'done',
+      reason: 'extracted',
+      data: { name: product(5).name, price: price(product(5).cents) },
+      usage: {},
+      evidence: [],
+      writtenAt: now,
+    });
+    const compiled = await call('/v1/workflows/compile', { runId: 'extract-run', sampleId: 's1' });
+    expect(compiled.status).toBe(201);
+    const wf = await compiled.json();
+    expect(wf).toMatchObject({ id: 'compiled-from-extract-run-s1', version: 1, aiNodes: [] });
+    expect(wf.workflow.nodes.map((n: { type: string }) => n.type)).toEqual([
+      'browser_action',
+      'browser_query',
+    ]);
+    const run = await (
+      await call('/v1/workflows/compiled-from-extract-run-s1/run', { url: `${site.url}/product/6` })
+    ).json();
+    expect(run.status).toBe('done');
+    expect(run.data).toEqual({ data: { name: product(6).name, price: price(product(6).cents) } });
+    expect(llm.requests).toHaveLength(0);
+  });
 
   it('compiles acts, heals on the redesign and writes the next version, which then runs without the model; a failed workflow is a 200 saying where', async () => {
     const acts = await recordActs();
