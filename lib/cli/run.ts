@@ -25,7 +25,6 @@ import {
 import { type Sample, SamplesError, sampleFromUrl, samplesFromCsv } from '../runs/samples.ts';
 import { parseTaskSpec, SpecError, type TaskSpec } from '../runs/task-spec.ts';
 import { checkRunWorkflow, workflowNeedsModel } from '../runs/workflow-versions.ts';
-import { storesFromEnv } from '../store/config.ts';
 import { evidenceKey } from '../store/keys.ts';
 import { LocalEvidenceStore } from '../store/local-evidence-store.ts';
 import { LocalRunMemoryStore } from '../store/local-run-memory.ts';
@@ -155,7 +154,12 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
   const concurrency = intFlag(flags, 'concurrency');
   const { runStore, evidence, runMemory } = localStores(flags);
   // The store `browserfn workflow save` writes to: a run names its workflows by their ids there.
-  const workflows = storesFromEnv().workflows;
+  // Loaded only for a workflow run (the AWS SDK behind it costs every other run a second to import).
+  let workflows: WorkflowStore | undefined;
+  const workflowStore = async () => {
+    workflows ??= (await import('../store/config.ts')).storesFromEnv().workflows;
+    return workflows;
+  };
   let input: ExecutionInput;
   let hosts: string[] = [];
   let planned: Plan | undefined;
@@ -166,7 +170,7 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
         ...(before.spec as Record<string, unknown>),
         ...(typeof flags.model === 'string' ? { model: flags.model } : {}),
       };
-      if (resumed.mode === 'workflow') await refuseUnrunnable(parseTaskSpec(resumed), workflows);
+      if (resumed.mode === 'workflow') await refuseUnrunnable(parseTaskSpec(resumed), await workflowStore());
       else refuseWithoutModel(resumed);
     }
     try {
@@ -209,7 +213,8 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
     if (typeof flags.task !== 'string')
       throw new UsageError('give --task spec.json, --prompt "…" or --resume RUN_ID');
     const spec = await specFrom(flags, concurrency);
-    await refuseUnrunnable(spec, workflows);
+    if (spec.mode === 'workflow') await refuseUnrunnable(spec, await workflowStore());
+    else refuseWithoutModel(spec);
     // A spec with a discovery block finds its own samples (the Discover state) unless some are given.
     const discovering = spec.discovery !== undefined && flags.input === undefined && flags.url === undefined;
     const samples = discovering ? [] : await samplesFrom(flags);
@@ -240,7 +245,7 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
     evidence,
     runMemory,
     slices: agentSliceRunner,
-    workflows,
+    ...(workflows ? { workflows } : {}),
     browser: sharedBrowser,
     policy,
     allowAuthFiles: true,
