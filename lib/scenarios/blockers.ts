@@ -39,24 +39,35 @@ export interface ClearedBlocker {
 }
 
 /**
- * Runs in the page: finds a visible dialog or fixed overlay whose words make it a blocker and an
- * accept / close button in it; marks that button `data-bfn-blocker` and says what it is.
+ * Runs in the page (self-contained: no named inner functions, which the bundler would wrap): finds
+ * a visible consent-framework accept button (also inside open shadow roots), else a visible dialog
+ * or fixed overlay whose words make it a blocker with an accept / close button in it; marks that
+ * button `data-bfn-blocker` and says what it is. One evaluate, no selector engine: a page without
+ * blockers costs one round trip.
  */
-function findGenericBlocker(): { what: string; button: string } | null {
-  const BLOCKER_WORDS =
+function findBlocker(
+  rules: { framework: string; accept: string }[],
+): { by: 'framework' | 'dialog'; what: string; button: string } | null {
+  const roots: (Document | ShadowRoot)[] = [document];
+  for (const host of Array.from(document.querySelectorAll('body > *, body > * > *')))
+    if (host.shadowRoot) roots.push(host.shadowRoot);
+  for (const rule of rules)
+    for (const root of roots) {
+      const hit = root.querySelector(rule.accept);
+      if (!hit) continue;
+      const r = hit.getBoundingClientRect();
+      const st = getComputedStyle(hit);
+      if (r.width === 0 || r.height === 0 || st.visibility === 'hidden' || st.display === 'none') continue;
+      hit.setAttribute('data-bfn-blocker', '1');
+      return { by: 'framework', what: rule.framework, button: (hit as HTMLElement).innerText?.trim() ?? '' };
+    }
+  const blockerWords =
     /cookie|consent|gdpr|privacy (settings|preferences)|newsletter|subscribe|sign up for|discount|tracking/i;
-  const BUTTON_RANKS: RegExp[] = [
+  const ranks: RegExp[] = [
     /^(accept|allow|agree to) all( cookies)?$/i,
     /^(accept|allow|agree|i agree|i accept|ok|okay|got it|accept cookies|allow cookies|continue)$/i,
     /^(no,? thanks|not now|maybe later|dismiss|close|×|✕|x)$/i,
   ];
-  const visible = (el: Element) => {
-    const r = el.getBoundingClientRect();
-    const s = getComputedStyle(el);
-    return (
-      r.width > 0 && r.height > 0 && s.visibility !== 'hidden' && s.display !== 'none' && s.opacity !== '0'
-    );
-  };
   const containers = new Set<Element>(
     Array.from(
       document.querySelectorAll(
@@ -69,41 +80,65 @@ function findGenericBlocker(): { what: string; button: string } | null {
     if (pos === 'fixed' || pos === 'sticky') containers.add(el);
   }
   for (const box of containers) {
-    if (!visible(box)) continue;
-    const text = (box as HTMLElement).innerText ?? '';
-    if (!BLOCKER_WORDS.test(text.slice(0, 2000))) continue;
+    const br = box.getBoundingClientRect();
+    const bs = getComputedStyle(box);
+    if (br.width === 0 || br.height === 0 || bs.visibility === 'hidden' || bs.display === 'none') continue;
+    const text = ((box as HTMLElement).innerText ?? '').slice(0, 2000);
+    if (!blockerWords.test(text)) continue;
     const buttons = Array.from(
       box.querySelectorAll('button, [role="button"], a, input[type="button"], input[type="submit"]'),
-    ).filter(visible);
-    for (const rank of BUTTON_RANKS) {
-      const hit = buttons.find((b) => {
-        const label = (
-          (b as HTMLElement).innerText ||
-          b.getAttribute('aria-label') ||
-          (b as HTMLInputElement).value ||
-          ''
-        )
-          .replace(/\s+/g, ' ')
-          .trim();
-        return rank.test(label);
-      });
-      if (hit) {
-        hit.setAttribute('data-bfn-blocker', '1');
-        const label = ((hit as HTMLElement).innerText || hit.getAttribute('aria-label') || '').trim();
-        return { what: text.replace(/\s+/g, ' ').trim().slice(0, 80), button: label };
-      }
+    ).filter((b) => {
+      const r = b.getBoundingClientRect();
+      return r.width > 0 && r.height > 0 && getComputedStyle(b).visibility !== 'hidden';
+    });
+    for (const rank of ranks) {
+      const hit = buttons.find((b) =>
+        rank.test(
+          (
+            (b as HTMLElement).innerText ||
+            b.getAttribute('aria-label') ||
+            (b as HTMLInputElement).value ||
+            ''
+          )
+            .replace(/\s+/g, ' ')
+            .trim(),
+        ),
+      );
+      if (!hit) continue;
+      hit.setAttribute('data-bfn-blocker', '1');
+      return {
+        by: 'dialog',
+        what: text.replace(/\s+/g, ' ').trim().slice(0, 80),
+        button: ((hit as HTMLElement).innerText || hit.getAttribute('aria-label') || '').trim(),
+      };
     }
   }
   return null;
 }
 
-const FRAMEWORK_SELECTOR = FRAMEWORK_RULES.map((r) => r.accept).join(', ');
-
-async function clickIfVisible(page: Page, selector: string): Promise<boolean> {
-  const target = page.locator(selector).first();
-  if (!(await target.isVisible().catch(() => false))) return false;
-  await target.click({ timeout: 3000 });
-  return true;
+/** Clicks the button `findBlocker` marked (a real, trusted click) and drops the mark. */
+async function clickMarked(page: Page): Promise<boolean> {
+  const found = await page.evaluateHandle(() => {
+    const direct = document.querySelector('[data-bfn-blocker="1"]');
+    if (direct) return direct;
+    for (const host of Array.from(document.querySelectorAll('body > *, body > * > *'))) {
+      const inner = host.shadowRoot?.querySelector('[data-bfn-blocker="1"]');
+      if (inner) return inner;
+    }
+    return null;
+  });
+  const handle = found.asElement();
+  if (!handle) await found.dispose();
+  if (!handle) return false;
+  try {
+    await handle.click({ timeout: 3000 });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await handle.evaluate((el) => el.removeAttribute('data-bfn-blocker')).catch(() => undefined);
+    await handle.dispose().catch(() => undefined);
+  }
 }
 
 /** Replays a remembered clearing when its first element is on the page and visible. */
@@ -146,20 +181,12 @@ export async function clearBlockers(
         break;
       }
     if (!hit) {
-      // Named before the click: the banner may be gone after it.
-      const which = await page
-        .evaluate(
-          (rules) => rules.find((r) => document.querySelector(r.accept))?.framework ?? 'consent framework',
-          FRAMEWORK_RULES as { framework: string; accept: string }[],
-        )
-        .catch(() => 'consent framework');
-      if (await clickIfVisible(page, FRAMEWORK_SELECTOR).catch(() => false))
-        hit = { by: 'framework', what: which };
-    }
-    if (!hit) {
-      const generic = await page.evaluate(findGenericBlocker).catch(() => null);
-      if (generic && (await clickIfVisible(page, '[data-bfn-blocker="1"]').catch(() => false)))
-        hit = { by: 'dialog', what: `${generic.what} (pressed "${generic.button}")` };
+      const found = await page.evaluate(findBlocker, [...FRAMEWORK_RULES]).catch(() => null);
+      if (found && (await clickMarked(page)))
+        hit =
+          found.by === 'framework'
+            ? { by: 'framework', what: found.what }
+            : { by: 'dialog', what: `${found.what} (pressed "${found.button}")` };
     }
     if (!hit) break;
     cleared.push(hit);

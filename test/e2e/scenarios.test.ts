@@ -8,6 +8,7 @@ import { scenarioFrom } from '../../lib/cli/scenario.ts';
 import { createLlmClient } from '../../lib/llm/client.ts';
 import type { LlmClient } from '../../lib/llm/types.ts';
 import { snapshot } from '../../lib/perception/snapshot.ts';
+import { clearBlockers } from '../../lib/scenarios/blockers.ts';
 import { compileScenario } from '../../lib/scenarios/compile.ts';
 import { VERIFICATION_TYPES, type VerificationType } from '../../lib/scenarios/decision.ts';
 import type { ScenarioMemory } from '../../lib/scenarios/memory.ts';
@@ -289,6 +290,13 @@ describe('scenarios', () => {
     expect(a.status).toBe('passed');
     expect(a.iterations[0]!.cleared).toEqual(['OneTrust (consent framework rule)']);
     expect(decisions()[before]!.text).not.toContain('Accept All Cookies');
+    // A generic cookie bar: the dialog rule presses its accept button (no model involved at all).
+    const bar = await pageAt('/notes?banner=cookies');
+    expect(await clearBlockers(bar, [])).toEqual([
+      { by: 'dialog', what: 'This site uses cookies. Accept all (pressed "Accept all")' },
+    ]);
+    expect(await bar.locator('.cc-window').count()).toBe(0);
+    await bar.context().close();
 
     // A banner no rule knows: the model clears it on the first sample…
     let memory: ScenarioMemory = {};

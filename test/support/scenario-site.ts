@@ -4,7 +4,7 @@ import type { AddressInfo, Socket } from 'node:net';
 /**
  * A small notes app for scenario tests, on 127.0.0.1. `/notes` works; `/notes?broken=1` has an
  * "Add note" button that does nothing (a scenario must end stuck at the step that adds). `banner=`
- * puts a blocker over the page: `onetrust` (the OneTrust markup, cleared by rule) or `privacy` (a
+ * puts a blocker over the page: `onetrust` (the OneTrust markup, cleared by rule), `cookies` (a generic cookie bar) or `privacy` (a
  * consent banner no rule knows: the model has to clear it once). `/checks` is one page holding a
  * case for every verification type.
  */
@@ -18,6 +18,8 @@ const BANNERS: Record<string, string> = {
   onetrust: `<div id="onetrust-consent-sdk"><div id="onetrust-banner-sdk" style="position:fixed;inset:0;background:rgba(0,0,0,.6);z-index:10">
 <div style="background:#fff;margin:120px auto;width:360px;padding:20px"><p>We use cookies to improve your experience.</p>
 <button id="onetrust-accept-btn-handler" onclick="document.getElementById('onetrust-consent-sdk').remove()">Accept All Cookies</button></div></div></div>`,
+  cookies: `<div class="cc-window" style="position:fixed;bottom:0;left:0;right:0;background:#eee;padding:12px;z-index:10">
+<p>This site uses cookies.</p><button type="button" onclick="this.parentNode.remove()">Accept all</button></div>`,
   privacy: `<div id="wall" style="position:fixed;inset:0;background:rgba(0,0,0,.6);z-index:10">
 <div style="background:#fff;margin:120px auto;width:360px;padding:20px"><p>We value your privacy. Read our terms before going on.</p>
 <button type="button" onclick="document.getElementById('wall').remove()">Proceed to the site</button></div></div>`,
