@@ -128,5 +128,5 @@ describe('browserfn agent', () => {
       expect(outs[i]!.code, args.join(' ')).toBe(2);
       expect(outs[i]!.stderr.split('\n')[0]).toMatch(message);
     }
-  });
+  }, 180_000); // three cold CLI starts: ~25 s each on this loaded machine
 });
