@@ -93,6 +93,21 @@ function resultUsage(state: WorkflowSampleState, agentUsage?: JsonObject): JsonO
   };
 }
 
+/** What each node did (results by alias, heals) as the sample's evidence. */
+async function saveWorkflowLog(state: WorkflowSampleState, deps: SliceDeps): Promise<void> {
+  if (!state.run) return;
+  const log = await deps.evidence.put(
+    sampleEvidenceKey(state.tenant, state.runId, state.sampleId, 'workflow_log.json'),
+    JSON.stringify(
+      { workflow: state.run.workflow, results: state.run.results, heals: state.run.heals },
+      null,
+      2,
+    ),
+    'application/json',
+  );
+  state.evidence.push({ key: log.key, sha256: log.sha256 });
+}
+
 /** Writes the sample's one result (first write wins) and the last checkpoint. */
 async function endSample(
   state: WorkflowSampleState,
@@ -102,18 +117,7 @@ async function endSample(
 ): Promise<WorkflowSampleState> {
   state.status = status;
   state.reason = reason;
-  if (state.run) {
-    const log = await deps.evidence.put(
-      sampleEvidenceKey(state.tenant, state.runId, state.sampleId, 'workflow_log.json'),
-      JSON.stringify(
-        { workflow: state.run.workflow, results: state.run.results, heals: state.run.heals },
-        null,
-        2,
-      ),
-      'application/json',
-    );
-    state.evidence.push({ key: log.key, sha256: log.sha256 });
-  }
+  await saveWorkflowLog(state, deps);
   await deps.runStore.putResult({
     tenant: state.tenant,
     runId: state.runId,
@@ -169,6 +173,8 @@ async function workflowFailed(
       'failed',
       `workflow failed: ${reason}; the agent fallback needs a model: set the spec's model or BROWSERFN_MODEL`,
     );
+  // What the workflow did before it failed stays in the sample's evidence beside the agent's.
+  await saveWorkflowLog(state, deps);
   deps.log?.({
     level: 'info',
     msg: 'workflow failed; the agent takes over',

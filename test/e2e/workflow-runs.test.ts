@@ -401,6 +401,9 @@ describe('runs in mode "workflow"', () => {
     const r = fallback.byId.get(13)!;
     expect(r.status, r.reason).toBe('done');
     expect(r.data).toEqual({ bought: true });
+    // One result holding both parts' evidence: what the workflow did, then the agent's log.
+    expect(r.evidence.some((e) => e.key.endsWith('workflow_log.json'))).toBe(true);
+    expect(r.evidence.some((e) => e.key.endsWith('action_log.json'))).toBe(true);
     const u = usageOf(r);
     expect(u.mode).toBe('workflow');
     expect(u.fallback?.reason).toMatch(new RegExp(`^${clickAlias} \\(browser_action\\)`));
