@@ -8,7 +8,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { keySegment } from './keys.ts';
-import { readJsonFile, withFileLock, writeFileAtomic, writeFileOnce } from './local-files.ts';
+import { readJsonFile, readJsonFiles, withFileLock, writeFileAtomic, writeFileOnce } from './local-files.ts';
 import type {
   Checkpoint,
   RateDecision,
@@ -25,7 +25,7 @@ import type {
 import { emptyProgress, withResult, withSamples, withStatusChange } from './run-progress.ts';
 import { type BucketState, pausedUntil, takeFrom } from './token-bucket.ts';
 
-/** Reads (and writes) one listing or batch keeps in flight: a share of MAX_OPEN_STORE_FILES. */
+/** Writes one batch keeps in flight: a share of MAX_OPEN_STORE_FILES. */
 const PER_LISTING = 8;
 
 async function listJson<T>(dir: string): Promise<T[]> {
@@ -36,13 +36,9 @@ async function listJson<T>(dir: string): Promise<T[]> {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;
   }
-  // Each read takes a slot of the process-wide file bound; one listing also keeps only a few reads
-  // queued there at a time, so a 10,000-file listing does not line up ahead of every other caller.
-  const mine = pLimit(PER_LISTING);
-  const items = await Promise.all(
-    names.filter((n) => n.endsWith('.json')).map((n) => mine(() => readJsonFile<T>(join(dir, n)))),
-  );
-  return items.filter((x): x is Awaited<T> => x !== undefined) as T[];
+  // Read a chunk at a time with turns of the event loop between: a 10,000-file listing never holds
+  // more than one descriptor, nor the loop for more than about a millisecond.
+  return readJsonFiles<T>(names.filter((n) => n.endsWith('.json')).map((n) => join(dir, n)));
 }
 
 export class LocalRunStore implements RunStore {
@@ -113,10 +109,8 @@ export class LocalRunStore implements RunStore {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw err;
     }
-    const runs = await Promise.all(names.map((n) => readJsonFile<RunRecord>(join(dir, n, 'run.json'))));
-    return runs
-      .filter((r): r is RunRecord => r !== undefined)
-      .sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+    const runs = await readJsonFiles<RunRecord>(names.map((n) => join(dir, n, 'run.json')));
+    return runs.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 
   async putSamples(samples: SampleRecord[]): Promise<void> {

@@ -6,7 +6,8 @@
  * before and after alpha posts a 10,000-sample run through the API. Every beta call must answer 200
  * and no alpha read may be a 5xx, or the bench fails.
  *
- * BENCH_TREE runs another checkout's server (e.g. the code before the fix) with this same script.
+ * BENCH_TREE runs another checkout's server (e.g. the code before the fix) with this same script;
+ * BENCH_NODE_ARGS adds flags to the server's node (a CPU profile: `--cpu-prof --cpu-prof-dir=DIR`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -25,6 +26,8 @@ const BETA_CALLS = Number(process.env.BENCH_BETA_CALLS ?? 60);
 const STATUS_POLLERS = Number(process.env.BENCH_STATUS_POLLERS ?? 10);
 const RESULTS_POLLERS = Number(process.env.BENCH_RESULTS_POLLERS ?? 1);
 const tree = process.env.BENCH_TREE ?? process.cwd();
+/** Extra flags for the server's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to see where its time goes. */
+const serverFlags = process.env.BENCH_NODE_ARGS ?? '';
 const keys = { alpha: 'key-alpha', beta: 'key-beta' };
 const outcome = new BenchOutcome('bench:run-load', 'calls');
 
@@ -84,18 +87,22 @@ async function main() {
   console.error(`stored the runs in ${Date.now() - setupStart} ms`);
 
   const script = join(tree, 'test/support/scripts/serve-once.ts');
-  const child: ChildProcess = spawn('sh', ['-c', `ulimit -n ${NOFILE} && exec node --import tsx ${script}`], {
-    cwd: tree,
-    env: {
-      ...process.env,
-      BROWSERFN_API_KEYS: `${keys.alpha}:alpha,${keys.beta}:beta`,
-      BROWSERFN_RUNS_DIR: join(root, 'runs'),
-      BROWSERFN_EVIDENCE_DIR: join(root, 'evidence'),
-      BROWSERFN_CACHE_DIR: join(root, 'cache'),
-      BROWSERFN_RUN_MAX_SAMPLES: String(SAMPLES),
+  const child: ChildProcess = spawn(
+    'sh',
+    ['-c', `ulimit -n ${NOFILE} && exec node ${serverFlags} --import tsx ${script}`],
+    {
+      cwd: tree,
+      env: {
+        ...process.env,
+        BROWSERFN_API_KEYS: `${keys.alpha}:alpha,${keys.beta}:beta`,
+        BROWSERFN_RUNS_DIR: join(root, 'runs'),
+        BROWSERFN_EVIDENCE_DIR: join(root, 'evidence'),
+        BROWSERFN_CACHE_DIR: join(root, 'cache'),
+        BROWSERFN_RUN_MAX_SAMPLES: String(SAMPLES),
+      },
+      stdio: ['ignore', 'pipe', 'ignore'],
     },
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
+  );
   const stop = async () => {
     if (child.exitCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
