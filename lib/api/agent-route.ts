@@ -15,6 +15,7 @@ import { OpError } from '../ops/types.ts';
 import { storesFromEnv } from '../store/config.ts';
 import { runEvidencePrefix } from '../store/keys.ts';
 import type { EvidenceStore, RunStore } from '../store/ports.ts';
+import { authedResponses } from './openapi-responses.ts';
 import { admitCdp, modelFor, type OpDeps } from './run-op.ts';
 import { ErrorBody, ModelChoice } from './schemas.ts';
 
@@ -115,6 +116,9 @@ const configuredStores = (() => {
   };
 })();
 
+/** 401, 429 and the 502 / 504 of opening the browser and page (a deadline inside the loop is a 200). */
+const deadlineAnswers = authedResponses({}, { limit: 'calls', deadline: true });
+
 const route = createRoute({
   method: 'post',
   path: '/v1/agent',
@@ -132,6 +136,7 @@ const route = createRoute({
       content: { 'application/json': { schema: ErrorBody } },
     },
     422: { description: 'no model configured', content: { 'application/json': { schema: ErrorBody } } },
+    ...deadlineAnswers,
   },
 });
 

@@ -6,6 +6,7 @@ import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import { JudgeRunError, judgeRun } from '../runs/judge-run.ts';
 import { idProblem } from '../store/names.ts';
+import { authedResponses } from './openapi-responses.ts';
 import { modelFor, type OpDeps } from './run-op.ts';
 import type { RunsApiDeps } from './runs.ts';
 import { ModelChoice } from './schemas.ts';
@@ -23,6 +24,30 @@ const invalid = (c: Context<Env>, message: string, path: string) =>
   c.json({ error: { kind: 'invalid', message, issues: [{ path, message }] } }, 400);
 
 export function registerJudgeRoute(app: Hono<Env>, runs: RunsApiDeps, models: OpDeps): void {
+  if ('openAPIRegistry' in app) {
+    const json = (description: string) => ({
+      description,
+      content: { 'application/json': { schema: { type: 'object' } } },
+    });
+    (app.openAPIRegistry as { registerPath(route: Record<string, unknown>): void }).registerPath({
+      method: 'post',
+      path: '/v1/runs/{id}/judge',
+      summary: "The judge model's verdict on the run's finished samples (or one), from their evidence",
+      security: [{ bearer: [] }],
+      request: {
+        params: z.object({ id: z.string().describe('run id') }),
+        body: { content: { 'application/json': { schema: JudgeBody } }, required: false },
+      },
+      responses: authedResponses({
+        200: json('{ runId, counts: { <verdict>: n }, samples: [{ sampleId, verdict, … }] }'),
+        400: json('invalid body, run id or sampleId (named)'),
+        404: json('no such run or sample for this key'),
+        409: json('nothing to judge yet: the run or sample has not finished'),
+        422: json('no model configured'),
+        502: json('the judge model call failed'),
+      }),
+    });
+  }
   app.post('/v1/runs/:id/judge', async (c) => {
     const runId = c.req.param('id');
     let raw: unknown = {};

@@ -12,6 +12,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import type { RunStore } from '../store/ports.ts';
+import { authedResponses } from './openapi-responses.ts';
 
 export const DEFAULT_LINK_SECONDS = 15 * 60;
 export const MAX_LINK_SECONDS = 24 * 60 * 60;
@@ -148,7 +149,7 @@ export function registerReportLinkRoute(
         params: z.object({ id: z.string().describe('run id') }),
         body: { content: { 'application/json': { schema: LinkBody } }, required: false },
       },
-      responses: {
+      responses: authedResponses({
         200: {
           description: '{ url, expiresAt }',
           content: { 'application/json': { schema: { type: 'object' } } },
@@ -157,9 +158,8 @@ export function registerReportLinkRoute(
           description: 'bad expiresInSeconds',
           content: { 'application/json': { schema: { type: 'object' } } },
         },
-        401: { description: 'missing or unknown API key' },
         404: { description: 'no such run for this key' },
-      },
+      }),
     });
 
   app.post('/v1/runs/:id/report-link', async (c: Context<Env>) => {

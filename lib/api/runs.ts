@@ -24,6 +24,7 @@ import { runEvidencePrefix } from '../store/keys.ts';
 import { idProblem, parseEvidencePath } from '../store/names.ts';
 import type { EvidenceStore, RunStore } from '../store/ports.ts';
 import type { WorkflowStore } from '../store/workflow-ports.ts';
+import { authedResponses, type DocResponse } from './openapi-responses.ts';
 
 export interface RunsApiDeps {
   runStore: RunStore;
@@ -176,38 +177,121 @@ type Registry = { registerPath(route: Record<string, unknown>): void };
 
 /** The runs routes in /openapi.json (the handlers below validate on their own). */
 function documentRoutes(registry: Registry): void {
-  const error = { description: 'error', content: { 'application/json': { schema: { type: 'object' } } } };
+  const json = (description: string) => ({
+    description,
+    content: { 'application/json': { schema: { type: 'object' } } },
+  });
+  const noRun = json('no run with this id for this key');
+  const badId = json('the run id (or another field, named) is invalid');
   const id = { params: z.object({ id: z.string().describe('run id') }) };
-  const doc = (method: string, path: string, summary: string, extra: Record<string, unknown> = {}) =>
+  const doc = (
+    method: string,
+    path: string,
+    summary: string,
+    responses: Record<number, DocResponse>,
+    extra: Record<string, unknown> = {},
+  ) =>
     registry.registerPath({
       method,
       path,
       summary,
       security: [{ bearer: [] }],
-      responses: { 200: { description: 'ok' }, 202: { description: 'accepted' }, 400: error, 404: error },
+      // Reads count against the key's run-read limit; starts and resumes against its runs in progress.
+      responses: authedResponses(responses, {
+        ...(method === 'get' ? { limit: 'reads' as const } : {}),
+        ...(path === '/v1/runs' || path.endsWith('/resume') ? { limit: 'runs' as const } : {}),
+      }),
       ...extra,
     });
-  doc('post', '/v1/runs', 'Start a run: spec + samples (list or CSV text), or a prompt to plan from', {
-    request: { body: { content: { 'application/json': { schema: StartBody } }, required: true } },
-  });
-  doc('get', '/v1/runs/{id}', 'Run status with counts, tokens and cost so far', { request: id });
-  doc('get', '/v1/runs/{id}/results', 'Results as JSON or as combined CSV (?format=csv)', {
-    request: {
-      ...id,
-      query: z.object({
-        format: z.enum(['json', 'csv']).optional(),
-        raw: z.enum(['true', 'false']).optional().describe('CSV cells as extracted (no formula escaping)'),
-      }),
+  const launch = {
+    409: json('an execution of this run is already under way'),
+    503: json('the orchestrator refused to start the run (it is marked failed; retryable)'),
+  };
+  doc(
+    'post',
+    '/v1/runs',
+    'Start a run: spec + samples (list or CSV text), or a prompt to plan from',
+    {
+      202: json('{ runId, status: queued }: the run is created and launched'),
+      400: json('invalid body: the message names the field (spec, samples, csv, concurrency…)'),
+      ...launch,
     },
-  });
-  doc('get', '/v1/runs/{id}/report', 'The self-contained HTML report', { request: id });
-  doc('get', '/v1/runs/{id}/evidence/{path}', 'One evidence file (a redirect to a presigned URL on S3)', {
-    request: { params: z.object({ id: z.string(), path: z.string() }) },
-  });
-  doc('post', '/v1/runs/{id}/cancel', 'Cancel a run; unfinished samples stay resumable', { request: id });
-  doc('post', '/v1/runs/{id}/resume', 'Resume: finished samples are skipped, the rest continue', {
-    request: id,
-  });
+    { request: { body: { content: { 'application/json': { schema: StartBody } }, required: true } } },
+  );
+  doc(
+    'get',
+    '/v1/runs/{id}',
+    'Run status with counts, tokens and cost so far',
+    { 200: json('the run: status, counts, tokens, cost'), 400: badId, 404: noRun },
+    { request: id },
+  );
+  doc(
+    'get',
+    '/v1/runs/{id}/results',
+    'Results as JSON or as combined CSV (?format=csv)',
+    {
+      200: {
+        description: 'the results (JSON), or combined.csv with one column per output field',
+        content: {
+          'application/json': { schema: { type: 'object' } },
+          'text/csv': { schema: { type: 'string' } },
+        },
+      },
+      400: json('invalid run id, format or raw'),
+      404: noRun,
+    },
+    {
+      request: {
+        ...id,
+        query: z.object({
+          format: z.enum(['json', 'csv']).optional(),
+          raw: z.enum(['true', 'false']).optional().describe('CSV cells as extracted (no formula escaping)'),
+        }),
+      },
+    },
+  );
+  doc(
+    'get',
+    '/v1/runs/{id}/report',
+    'The self-contained HTML report',
+    {
+      200: { description: 'the HTML report', content: { 'text/html': { schema: { type: 'string' } } } },
+      400: badId,
+      404: noRun,
+    },
+    { request: id },
+  );
+  doc(
+    'get',
+    '/v1/runs/{id}/evidence/{path}',
+    'One evidence file (a redirect to a presigned URL on S3)',
+    {
+      200: { description: 'the file, with its content type' },
+      302: { description: 'a redirect to a short-lived presigned URL of the file (S3)' },
+      400: json('invalid run id or evidence path'),
+      404: json('no such run, or no such evidence file'),
+    },
+    { request: { params: z.object({ id: z.string(), path: z.string() }) } },
+  );
+  doc(
+    'post',
+    '/v1/runs/{id}/cancel',
+    'Cancel a run; unfinished samples stay resumable',
+    {
+      202: json('{ runId, status: cancelled }'),
+      400: badId,
+      404: noRun,
+      409: json('the run has already ended'),
+    },
+    { request: id },
+  );
+  doc(
+    'post',
+    '/v1/runs/{id}/resume',
+    'Resume: finished samples are skipped, the rest continue',
+    { 202: json('{ runId, status: running }'), 400: badId, 404: noRun, ...launch },
+    { request: id },
+  );
 }
 
 export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {

@@ -17,6 +17,7 @@ import { ScenarioSchema } from '../scenarios/spec.ts';
 import { storesFromEnv } from '../store/config.ts';
 import { runEvidencePrefix, sampleEvidenceKey } from '../store/keys.ts';
 import type { EvidenceStore } from '../store/ports.ts';
+import { authedResponses } from './openapi-responses.ts';
 import { modelFor, type OpDeps } from './run-op.ts';
 import { ErrorBody, ModelChoice } from './schemas.ts';
 
@@ -101,6 +102,9 @@ const configuredEvidence = (() => {
   };
 })();
 
+/** 401, 429 and the 502 / 504 of opening the browser and page (a deadline inside the loop is a 200). */
+const deadlineAnswers = authedResponses({}, { limit: 'calls', deadline: true });
+
 const route = createRoute({
   method: 'post',
   path: '/v1/scenarios',
@@ -118,6 +122,7 @@ const route = createRoute({
       content: { 'application/json': { schema: ErrorBody } },
     },
     422: { description: 'no model configured', content: { 'application/json': { schema: ErrorBody } } },
+    ...deadlineAnswers,
   },
 });
 

@@ -3,6 +3,7 @@
  * OpenAPI entry) and their /openapi.json entries with the answers they really give.
  */
 import { z } from 'zod';
+import { authedResponses, type DocResponse } from './openapi-responses.ts';
 import { ModelChoice } from './schemas.ts';
 
 type Registry = { registerPath(route: Record<string, unknown>): void };
@@ -84,12 +85,7 @@ export function documentActions(registry: Registry): void {
     content: { 'application/json': { schema: { type: 'object' } } },
   });
   const json = (description: string) => error(description);
-  const common = {
-    401: error('missing or unknown API key'),
-    429: error("the key's page calls in progress or per second are at their limit (retryable; Retry-After)"),
-    504: error('the request deadline passed; says what it was waiting for'),
-  };
-  const doc = (path: string, summary: string, schema: z.ZodType, responses: Record<string, unknown>) =>
+  const doc = (path: string, summary: string, schema: z.ZodType, responses: Record<number, DocResponse>) =>
     registry.registerPath({
       method: 'post',
       path,
@@ -103,7 +99,8 @@ export function documentActions(registry: Registry): void {
             },
           }
         : { request: { body: { content: { 'application/json': { schema } }, required: true } } }),
-      responses: { ...responses, ...common },
+      // Page calls: the key's call limits and the request deadline apply (app.ts).
+      responses: authedResponses(responses, { limit: 'calls', deadline: true }),
     });
   doc(
     '/v1/workflows/plan',

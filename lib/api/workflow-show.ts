@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { WorkflowStore } from '../store/workflow-ports.ts';
 import { renderWorkflowPage, WORKFLOW_PAGE_CSP } from '../workflows/show.ts';
 import { validateWorkflow } from '../workflows/validate.ts';
+import { authedResponses } from './openapi-responses.ts';
 
 type Env = { Variables: { tenant: string } };
 type Registry = { registerPath(route: Record<string, unknown>): void };
@@ -26,12 +27,11 @@ export function registerWorkflowShowRoute(app: Hono<Env>, deps: { store: Workflo
         params: z.object({ id: z.string().describe('workflow id') }),
         query: z.object({ version: z.string().optional() }),
       },
-      responses: {
+      responses: authedResponses({
         200: { description: 'HTML page', content: { 'text/html': { schema: { type: 'string' } } } },
         400: { description: 'bad version', content: { 'application/json': { schema: { type: 'object' } } } },
-        401: { description: 'missing or unknown API key' },
         404: { description: 'no such workflow or version for this key' },
-      },
+      }),
     });
 
   app.get('/v1/workflows/:id/show', async (c) => {

@@ -11,6 +11,7 @@ import type { JsonObject } from '../store/ports.ts';
 import { saveNextVersion, type WorkflowStore, type WorkflowVersionRecord } from '../store/workflow-ports.ts';
 import { ExportError, exportPlaywright } from '../workflows/export-playwright.ts';
 import { describeIssue, validateWorkflow, type WorkflowIssue } from '../workflows/validate.ts';
+import { authedResponses, type DocResponse } from './openapi-responses.ts';
 import { registerWorkflowActions, type WorkflowActionDeps } from './workflow-actions.ts';
 
 type Env = { Variables: { tenant: string } };
@@ -200,39 +201,58 @@ type Registry = { registerPath(route: Record<string, unknown>): void };
 
 /** The workflow routes in /openapi.json (the handlers validate on their own). */
 function documentRoutes(registry: Registry): void {
-  const error = { description: 'error', content: { 'application/json': { schema: { type: 'object' } } } };
   const json = (description: string) => ({
     description,
     content: { 'application/json': { schema: { type: 'object' } } },
   });
+  const missing = json('no such workflow or version for this key');
   const id = z.object({ id: z.string().describe('workflow id') });
   const doc = (method: string, path: string, summary: string, extra: Record<string, unknown>) =>
-    registry.registerPath({ method, path, summary, security: [{ bearer: [] }], ...extra });
+    registry.registerPath({
+      method,
+      path,
+      summary,
+      security: [{ bearer: [] }],
+      ...extra,
+      responses: authedResponses(extra['responses'] as Record<number, DocResponse>),
+    });
   doc('post', '/v1/workflows', 'Save a workflow: version 1, or the next version of the same id', {
     request: { body: { content: { 'application/json': { schema: SaveBody } }, required: true } },
-    responses: { 201: json('the saved version with its document'), 400: error },
+    responses: {
+      201: json('the saved version with its document'),
+      400: json('invalid workflow document (issues name node alias and field)'),
+    },
   });
   doc('get', '/v1/workflows', "The key's workflows with their latest version", {
     responses: { 200: json('{ workflows: [{ id, name, latest, updatedAt }] }') },
   });
   doc('get', '/v1/workflows/{id}', 'A workflow version (latest unless ?version=N)', {
     request: { params: id, query: z.object({ version: z.string().optional() }) },
-    responses: { 200: json('the version with its document, verified mark and run counts'), 404: error },
+    responses: {
+      200: json('the version with its document, verified mark and run counts'),
+      400: json('invalid version'),
+      404: missing,
+    },
   });
   doc('get', '/v1/workflows/{id}/versions', 'Every version, oldest first (heals name their parent)', {
     request: { params: id },
-    responses: { 200: json('{ id, versions: [...] }'), 404: error },
+    responses: { 200: json('{ id, versions: [...] }'), 400: json('invalid workflow id'), 404: missing },
   });
   doc('get', '/v1/workflows/{id}/export', 'The version as a standalone playwright-core script', {
     request: { params: id, query: z.object({ version: z.string().optional() }) },
     responses: {
       200: { description: 'TypeScript source', content: { 'text/plain': { schema: { type: 'string' } } } },
-      404: error,
-      422: error,
+      400: json('invalid version'),
+      404: missing,
+      409: json('the stored version no longer validates'),
+      422: json('the workflow has a node playwright-core cannot run on its own (not_exportable)'),
     },
   });
   doc('post', '/v1/workflows/validate', 'Check a workflow document without saving it', {
     request: { body: { content: { 'application/json': { schema: { type: 'object' } } }, required: true } },
-    responses: { 200: json('{ ok: true, workflow } or { ok: false, issues: [{ path, alias, message }] }') },
+    responses: {
+      200: json('{ ok: true, workflow } or { ok: false, issues: [{ path, alias, message }] }'),
+      400: json('the body is not JSON'),
+    },
   });
 }
