@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import type { Usage } from '../llm/types.ts';
 import type { Json, JsonObject } from '../store/ports.ts';
+import { type LaneRuntime, runConcurrentRound } from './concurrent-iterate.ts';
 import { evaluate, truthy } from './expressions.ts';
 import { runnerFor } from './nodes/index.ts';
 import { deterministicError } from './nodes/result.ts';
@@ -260,6 +261,7 @@ export async function enterControl(
         applyResult(workflow, state, node, controlResult(node, []));
         return;
       }
+      const concurrency = Math.min(node.config.concurrency, items.length);
       state.cursor.push({
         list: `${path}.config.nodes`,
         index: 0,
@@ -268,6 +270,7 @@ export async function enterControl(
         items,
         collected: [],
         iteration: { alias: node.alias, index: 0, as: node.config.as, item: items[0]! },
+        ...(concurrency > 1 ? { concurrency, next: 0, lanes: [] } : {}),
       });
       return;
     }
@@ -360,6 +363,13 @@ export async function runWorkflowSlice(
       state.status = 'done';
       break;
     }
+    if ((top.concurrency ?? 1) > 1) {
+      const started = performance.now();
+      const count = await runConcurrentRound(workflow, state, top, deps, opts, LANES);
+      ran += count;
+      slowest = Math.max(slowest, performance.now() - started);
+      continue;
+    }
     const list = listAt(workflow, top.list);
     if (top.index >= list.length) {
       finishFrame(workflow, state);
@@ -404,6 +414,13 @@ export async function runWorkflowSlice(
   }
   return state;
 }
+
+const LANES: LaneRuntime = {
+  runSlice: (workflow, state, deps, opts) => runWorkflowSlice(workflow, state, deps, opts),
+  applyResult,
+  nodeAt,
+  listAt,
+};
 
 function failedExpression(node: WorkflowNode, err: unknown, started: number): NodeResult {
   const e = err as Error;

@@ -97,6 +97,22 @@ export interface CursorFrame {
   /** An iterate's elements (evaluated once when it starts) and each iteration's outputs so far. */
   items?: Json[];
   collected?: Json[];
+  /** A concurrent iterate: iterations at once, the next element to start, and the lanes under way. */
+  concurrency?: number;
+  next?: number;
+  lanes?: IterationLane[];
+}
+
+/**
+ * One iteration of a concurrent iterate, running in its own tab: a whole executor state of its own
+ * (plain JSON like the parent's), kept in the parent's frame between slices so it resumes at the node
+ * it reached, never from the top of the body.
+ */
+export interface IterationLane {
+  index: number;
+  state: WorkflowState;
+  /** Names the lane's state carries only as scope (outer loop items), dropped when it merges back. */
+  scopeNames: string[];
 }
 
 /** A workflow run's state as plain JSON: checkpointed between slices like `AgentState`. */

@@ -165,6 +165,87 @@ describe('the workflow executor', () => {
     expect(state.data).toEqual(one.data);
   });
 
+  it('iterate with concurrency: elements in their own tabs, results in element order, lanes resumed across slices', async () => {
+    const workflow = parseWorkflow({
+      name: 'details at once',
+      nodes: [
+        { alias: 'open', type: 'browser_action', config: { action: 'navigate', url: '{{inputs.url}}' } },
+        {
+          alias: 'cards',
+          type: 'browser_query',
+          config: {
+            method: 'extract',
+            instruction: 'the links of the first products',
+            extractor: {
+              item: 'li.product-card',
+              list: 'products',
+              fields: { href: { selector: 'a.product-link', attr: 'href' } },
+            },
+          },
+        },
+        {
+          alias: 'each',
+          type: 'iterate',
+          config: {
+            over: 'cards.products[[0..4]]',
+            as: 'p',
+            concurrency: 3,
+            nodes: [
+              {
+                alias: 'open_detail',
+                type: 'browser_action',
+                config: { action: 'navigate', url: '{{p.href}}' },
+              },
+              {
+                alias: 'title',
+                type: 'browser_query',
+                config: {
+                  method: 'extract',
+                  instruction: 'the product title',
+                  extractor: { fields: { name: { selector: 'h1.product-title' } } },
+                },
+              },
+            ],
+          },
+        },
+      ],
+    });
+    const init = { tenant: 't', sampleId: 's', url: `${site.url}/catalogue`, inputs: {} };
+    const tabsBefore = session.page.context().pages().length;
+    const one = await runWorkflow(workflow, { ...init, runId: 'c1' }, deps(session.page));
+    expect(one.reason).toBe('every node ran');
+    const names = (one.outputs.each as { title: { name: string } }[]).map((o) => o.title.name);
+    // Element order, whatever order the tabs finished in: each title is the one its link leads to.
+    const hrefs = (one.outputs.cards as { products: { href: string }[] }).products.slice(0, 5);
+    const expected = await Promise.all(
+      hrefs.map(async ({ href }) => {
+        const html = await (await fetch(href)).text();
+        return /<h1 class="product-title">([^<]+)</.exec(html)![1]!.replace(/&amp;/g, '&');
+      }),
+    );
+    expect(names).toEqual(expected);
+    expect(Object.keys(one.results)).toEqual(
+      expect.arrayContaining(['title[0]', 'title[4]', 'open_detail[2]']),
+    );
+    expect(session.page.context().pages().length).toBe(tabsBefore);
+
+    // The same in slices of one node per lane, through plain JSON: lanes resume where they were.
+    let state: WorkflowState = newWorkflowState({ ...init, runId: 'c2', workflow });
+    let slices = 0;
+    let sawLanes = false;
+    while (state.status === 'running' && slices < 40) {
+      state = JSON.parse(
+        JSON.stringify(await runWorkflowSlice(workflow, state, deps(session.page), { maxNodes: 1 })),
+      );
+      sawLanes ||= state.cursor.some((f) => (f.lanes?.length ?? 0) > 0);
+      slices++;
+    }
+    expect(sawLanes).toBe(true);
+    expect(state.status).toBe('done');
+    expect(state.outputs.each).toEqual(one.outputs.each);
+    expect(state.steps).toBe(one.steps);
+  });
+
   it('handle: retries with backoff, then its fallback sees the error; an unhandled failure names node and selector', async () => {
     const workflow = parseWorkflow({
       name: 'handled',
