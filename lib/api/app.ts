@@ -15,6 +15,7 @@ import { toErrorResponse } from './errors.ts';
 import { FairShare, RUN_READS_AT_ONCE } from './fair-share.ts';
 import { registerJudgeRoute } from './judge-route.ts';
 import { logOps } from './op-log.ts';
+import { documentHealth, OPENAPI_INFO } from './openapi-responses.ts';
 import { registerReportLinkRoute, reportLinkAuth, reportLinkKey } from './report-link.ts';
 import { type Doing, type OpDeps, withPage } from './run-op.ts';
 import { type RunsApiDeps, registerRunRoutes } from './runs.ts';
@@ -227,11 +228,12 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     await next();
   });
   app.get('/healthz', (c) => c.json({ ok: true }));
+  documentHealth(app.openAPIRegistry);
   // First of the /v1 middlewares, so a refused call (401, 413, 429) gets its log line too.
   app.use('/v1/*', logOps(deps.log));
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
-  app.doc31('/openapi.json', { openapi: '3.1.0', info: { title: 'browserfn', version: '0.1.0' } });
+  app.doc31('/openapi.json', { openapi: '3.1.0', info: OPENAPI_INFO });
 
   const linkKey = deps.reportLinkKey ?? reportLinkKey();
   app.use('/v1/*', async (c, next) => {
