@@ -15,7 +15,7 @@ import { runnerFor } from './nodes/index.ts';
 import { deterministicError } from './nodes/result.ts';
 import type { Workflow, WorkflowNode } from './schema.ts';
 import { fillTemplates, TemplateError } from './templates.ts';
-import type { CursorFrame, NodeResult, WorkflowDeps, WorkflowState } from './types.ts';
+import type { NodeResult, WorkflowDeps, WorkflowState } from './types.ts';
 import { resolveInputs } from './validate.ts';
 
 export interface NewWorkflowStateInit {
