@@ -10,7 +10,6 @@ import { type AgentRouteDeps, registerAgentRoute } from './agent-route.ts';
 import { assertKeyRing, type KeyRing, tenantFor } from './auth.ts';
 import { limitBody } from './body-limit.ts';
 import { DEMO_CATALOGUE_PATH, DEMO_PATH, demoCataloguePage, demoPage, demoProductPage } from './demo.ts';
-import { logOps } from './op-log.ts';
 import { toErrorResponse } from './errors.ts';
 import { FairShare, RUN_READS_AT_ONCE } from './fair-share.ts';
 import { registerJudgeRoute } from './judge-route.ts';
@@ -374,7 +373,6 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     c.json({ error: { kind: 'not_found', message: `no route ${c.req.method} ${c.req.path}` } }, 404),
   );
 
-  app.use('/v1/*', logOps(deps.log));
   if (deps.stagehand) app.route(deps.stagehand.prefix, deps.stagehand.app);
 
   const run = <T>(
