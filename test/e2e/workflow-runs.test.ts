@@ -39,6 +39,7 @@ import { openPage, startBrowser } from '../support/browser.ts';
 import { type CatalogueSite, price, product, startCatalogueSite } from '../support/catalogue-site.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
 import { idInPrompt, modelConfig } from '../support/ops-env.ts';
+import { openPointsIn } from '../support/planted-runs.ts';
 import { finishWith } from '../support/runs-env.ts';
 
 let browser: Browser;
@@ -481,4 +482,50 @@ describe('runs in mode "workflow"', () => {
     const version = await stores.workflows.getVersion(TENANT, `run-${input.runId}`, 1);
     expect(version?.runs.ok).toBeGreaterThanOrEqual(ids.length);
   }, 240_000);
+
+  it('with a judge, a heal is written back only once the judge passes the sample', async () => {
+    await storeBuyWorkflow('buy-judged');
+    site.setTemplate('v2');
+    const judgeSays = (met: 'yes' | 'no') => (r: { schemaName?: string; text: string }) =>
+      r.schemaName === 'judge_verdict'
+        ? {
+            json: {
+              keyPoints: openPointsIn(r.text).map((o) => ({
+                index: o.index,
+                met,
+                evidenceStep: 1,
+                why: met === 'yes' ? 'the product is in the cart' : 'nothing shows it reached the cart',
+              })),
+              blockedBy: 'none',
+              impossibleTask: false,
+              reasoning: met === 'yes' ? 'done as asked' : 'not shown',
+            },
+          }
+        : (observeQuantity(r) ?? { status: 400 });
+    try {
+      const spec = {
+        goal: 'buy the product',
+        mode: 'workflow',
+        workflow: { id: 'buy-judged' },
+        judge: true,
+      } as const;
+      llm.setHandler(judgeSays('no'));
+      const failed = await runOf(spec, [{ id: 21, qty: '2' }]);
+      expect(failed.byId.get(21)?.status).toBe('done');
+      expect(usageOf(failed.byId.get(21)).heals.length).toBeGreaterThan(0);
+      // The heal held its post-conditions, but the judge failed the sample: nothing is written.
+      expect((await workflows.listVersions(TENANT, 'buy-judged')).map((v) => v.version)).toEqual([1]);
+
+      llm.setHandler(judgeSays('yes'));
+      const passed = await runOf(spec, [{ id: 22, qty: '1' }]);
+      expect(passed.byId.get(22)?.status).toBe('done');
+      const versions = await workflows.listVersions(TENANT, 'buy-judged');
+      expect(versions.map((v) => [v.version, v.parent])).toEqual([
+        [1, undefined],
+        [2, 1],
+      ]);
+    } finally {
+      site.setTemplate('v1');
+    }
+  });
 });
