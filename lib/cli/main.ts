@@ -122,7 +122,7 @@ const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string; abo
   workflow: {
     run: async () => (await import('./workflow.ts')).workflowCommand,
     usage:
-      'browserfn workflow run <id|file.json> <url> | compile <run-id>[/<sample-id>] | <action_log.json> | plan "<prompt>" | show <id|file.json> | validate <file.json> | export <id|file.json> --playwright | save <file.json> | list',
+      'browserfn workflow run <id|file.json> <url> [--version N] | compile <run-id>[/<sample-id>] | <action_log.json> | plan "<prompt>" | show <id|file.json> [--run <run-id>/<sample-id>] [--open] | validate <file.json> | export <id|file.json> --playwright | save <file.json> | list',
     about:
       'Workflows (see README "Workflows"): run one on a URL (data, then alias / status / resolvedBy / tokens per node;\n' +
       'exit 1 when it failed; a confirmed heal of a stored one is saved as its next version), compile a finished\n' +

@@ -1,6 +1,7 @@
 /**
  * A run's totals from its kept progress (pure): the same figures `totalsOf` gives from the full
- * sample and result lists, for status reads that must not load a whole run.
+ * sample and result lists, for status reads that must not load a whole run — all but the split of
+ * tokens by mode, which the merge computes from each result's usage.
  */
 import type { RunProgress, RunRecord, SampleStatus } from '../store/ports.ts';
 import type { RunTotals } from './merge.ts';

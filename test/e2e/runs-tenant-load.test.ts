@@ -163,8 +163,19 @@ describe('one tenant cannot take the server down for another', () => {
     expect(alphaStatuses.length).toBeGreaterThan(10);
     expect(alphaStatuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
     expect(alphaStatuses).toContain(200);
-    // Eleven readers against a share of eight reads in progress: some had to wait.
-    expect(alphaStatuses).toContain(429);
+    // Reads past the key's share are told to wait. (The pollers above may or may not overlap past
+    // the share, depending on how fast reads answer: a burst of whole-results reads, each taking many
+    // turns of the event loop, always does.)
+    const burst = await Promise.all(
+      Array.from({ length: 24 }, async () => {
+        const res = await get(keys.alpha, '/v1/runs/big/results');
+        await res.arrayBuffer();
+        return res.status;
+      }),
+    );
+    expect(burst.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+    expect(burst).toContain(200);
+    expect(burst).toContain(429);
     // The whole results of the big run still come back complete.
     const results = (await (await get(keys.alpha, '/v1/runs/big/results')).json()) as { results: unknown[] };
     expect(results.results).toHaveLength(WITH_RESULTS);
