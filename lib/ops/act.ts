@@ -6,7 +6,7 @@ import { findByLocator } from '../perception/locate.ts';
 import type { Snapshot } from '../perception/types.ts';
 import { elementById, wholePage } from '../perception/types.ts';
 import { Run } from './act-run.ts';
-import { matchInstruction } from './matcher/index.ts';
+import { type MatchDecision, matchInstruction } from './matcher/index.ts';
 import { type InstructionStep, splitInstruction } from './matcher/steps.ts';
 import { formatCandidates } from './matcher/summary.ts';
 import { ask, keywordsOf, readPage, userMessage, visionPart } from './page-state.ts';
@@ -174,7 +174,8 @@ export async function act(ctx: OpContext, input: string | Action | ObservedEleme
   };
 
   // Compound instructions ("type … into … and press Submit"): every part read plainly, or none.
-  const steps = splitInstruction(instruction);
+  const useMatcher = ctx.options?.matcher !== false;
+  const steps = useMatcher ? splitInstruction(instruction) : undefined;
   if (steps) {
     const outcome = await runSteps(run, steps, snap);
     if (outcome === 'done') return remember(run.usage.total.calls > 0 ? 'llm' : 'matcher');
@@ -191,7 +192,9 @@ export async function act(ctx: OpContext, input: string | Action | ObservedEleme
 
   // Tier 2: the deterministic matcher, which only answers when sure (of the whole page).
   const whole = wholePage(snap);
-  const decision = matchInstruction(instruction, whole);
+  const decision: MatchDecision = useMatcher
+    ? matchInstruction(instruction, whole)
+    : { kind: 'defer', reason: 'matcher off', candidates: [], ms: 0 };
   if (decision.kind === 'action') {
     const out = await run.exec(decision.action, whole);
     if (out.ok || !ctx.llm || run.halted) return remember('matcher');

@@ -44,6 +44,11 @@ export interface OpOptions {
   /** Token budget for one prompt's page text. */
   budget?: number;
   timeoutMs?: number;
+  /**
+   * false: skip the zero-token matcher (and its compound split), so the model decides every time.
+   * For measuring the model path on its own (bench:act-corpus --perfect); callers leave it unset.
+   */
+  matcher?: boolean;
 }
 
 export interface OpContext {
