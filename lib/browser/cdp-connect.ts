@@ -3,7 +3,7 @@ import https from 'node:https';
 import net from 'node:net';
 import { type Browser, chromium as playwright } from 'playwright-core';
 import { CdpConnectError, type CdpPolicy, checkCdpUrl, displayCdpUrl } from './cdp-guard.ts';
-import type { Resolver } from './guard.ts';
+import { type Resolver, systemResolver } from './guard.ts';
 
 function reasonOf(err: unknown): string {
   const e = err as NodeJS.ErrnoException | undefined;
@@ -97,7 +97,8 @@ export async function admitCdpUrl(
   policy: CdpPolicy,
   opts: { resolve?: Resolver; timeoutMs?: number } = {},
 ): Promise<string> {
-  const admitted = await checkCdpUrl(input, policy, opts.resolve);
+  const resolve = opts.resolve ?? systemResolver;
+  const admitted = await checkCdpUrl(input, policy, resolve);
   if (admitted.url.protocol === 'ws:' || admitted.url.protocol === 'wss:') return input;
   let ws: string;
   try {
@@ -105,6 +106,6 @@ export async function admitCdpUrl(
   } catch (err) {
     throw cdpFailure(input, err);
   }
-  await checkCdpUrl(ws, policy, opts.resolve);
+  await checkCdpUrl(ws, policy, resolve);
   return ws;
 }

@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { classifyAddress, isAllowed, type Resolver, systemResolver } from './guard.ts';
+import { classifyAddress, isAllowed, type Resolver } from './guard-rules.ts';
 
 /**
  * Which remote browsers an API caller may make us connect to. A CDP URL is a connection from our
@@ -77,7 +77,8 @@ export interface AdmittedCdpUrl {
 export async function checkCdpUrl(
   input: string,
   policy: CdpPolicy,
-  resolve: Resolver = systemResolver,
+  // Required: the Node server passes the system resolver, the edge worker a DNS-over-HTTPS one.
+  resolve: Resolver,
 ): Promise<AdmittedCdpUrl> {
   let url: URL;
   try {
