@@ -1,0 +1,519 @@
+/**
+ * The raw-CDP page driver: one tab of any CDP browser (our own Chromium, Browserbase, Steel,
+ * Cloudflare Browser Rendering) over a web-standard WebSocket. Frames come from the Page domain,
+ * out-of-process iframes from auto-attached flat sessions, scripts run in each frame's main-world
+ * context, input goes through `Input.dispatch*`, loads are followed by lifecycle events, and the
+ * guard's hook sits on the Fetch domain. No Node or Playwright API.
+ */
+import { CdpElement, CdpFrame, type FrameHost } from './cdp-frame.ts';
+import { CdpKeyboard, CdpMouse } from './cdp-input.ts';
+import { CdpConnection, CdpSession, type WebSocketClass } from './cdp-session.ts';
+import {
+  CLICK_LISTENER_HOOK,
+  MUTATION_CLOCK,
+  NAME_SHIM,
+  NAV_INTENT,
+  NO_WEBRTC,
+  SHADOW_ROOT_HOOK,
+} from './init-scripts.ts';
+import {
+  brandDriver,
+  type LoadState,
+  type NavigationWatch,
+  type PageChange,
+  type PageDriver,
+  type RequestHook,
+} from './page-driver.ts';
+
+export interface CdpDriverOptions {
+  /** The WebSocket class: the global one on workerd / Node 22, the `ws` package's on Node 20. */
+  WebSocket?: WebSocketClass;
+  viewport?: { width: number; height: number };
+  /** Connect / first answer timeout (default 10 s). */
+  timeoutMs?: number;
+}
+
+export interface CdpPage {
+  driver: PageDriver;
+  close(): Promise<void>;
+}
+
+type P = Record<string, unknown>;
+interface FrameTree {
+  frame: { id: string; parentId?: string; url: string; loaderId: string };
+  childFrames?: FrameTree[];
+}
+
+// Streams never finish by design (as in settle.ts): they do not make a page busy.
+const LONG_LIVED = new Set(['WebSocket', 'EventSource', 'Manifest', 'Other', 'Ping', 'CSPViolationReport']);
+const isLongPoll = (url: string) => /[?&](poll|longpoll|stream)=|\/(poll|stream|events|sse)\b/i.test(url);
+const QUIET_FOR = `(() => { ${MUTATION_CLOCK}; return performance.now() - globalThis.__bfnLastMutation; })()`;
+const INIT_SCRIPT = `${NAME_SHIM};\n${SHADOW_ROOT_HOOK}\n${CLICK_LISTENER_HOOK}\n${MUTATION_CLOCK};\n${NAV_INTENT};\n${NO_WEBRTC};`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function timeoutError(ms: number, what: string): Error {
+  const err = new Error(`Timeout ${ms}ms exceeded: ${what}`);
+  err.name = 'TimeoutError';
+  return err;
+}
+
+class CdpPageDriver implements PageDriver, FrameHost {
+  readonly kind = 'cdp' as const;
+  readonly keyboard: CdpKeyboard;
+  readonly mouse: CdpMouse;
+  #frames = new Map<string, CdpFrame>();
+  #mainId = '';
+  #sessions = new Map<string, CdpSession>();
+  /** The main frame's current document: its loader and the lifecycle events it fired. */
+  #loader = { id: '', events: new Set<string>() };
+  #loadWaiters = new Set<() => void>();
+  #inflight = new Map<string, string>();
+  #listeners = new Set<(c: PageChange) => void>();
+  #navListeners = new Set<(e: P) => void>();
+  #bindings = new Map<string, (payload: string) => void>();
+  #hook: RequestHook | undefined;
+  #closed = false;
+  #viewport = { width: 1280, height: 800 };
+
+  constructor(
+    readonly connection: CdpConnection,
+    readonly session: CdpSession,
+  ) {
+    this.keyboard = new CdpKeyboard(session);
+    this.mouse = new CdpMouse(session, this.keyboard);
+  }
+
+  frame(id: string): CdpFrame | undefined {
+    return this.#frames.get(id);
+  }
+  childrenOf(id: string): CdpFrame[] {
+    return [...this.#frames.values()].filter((f) => f.parentId === id && !f.detached);
+  }
+
+  async init(viewport?: { width: number; height: number }): Promise<void> {
+    const c = this.connection;
+    const mine = (sid: string | undefined) => !!sid && this.#sessions.has(sid);
+    c.on('Page.frameAttached', (p, sid) => {
+      if (!mine(sid)) return;
+      const id = p.frameId as string;
+      if (!this.#frames.has(id))
+        this.#frames.set(
+          id,
+          new CdpFrame(id, this.#sessions.get(sid!)!, p.parentFrameId as string, '', this),
+        );
+      this.#emit('frame-attached');
+    });
+    c.on('Page.frameNavigated', (p, sid) => {
+      if (!mine(sid)) return;
+      const f = p.frame as FrameTree['frame'];
+      const frame = this.#ensureFrame(f, this.#sessions.get(sid!)!);
+      frame.frameUrl = f.url;
+      if (f.id === this.#mainId) this.#emit('navigated');
+    });
+    c.on('Page.frameDetached', (p, sid) => {
+      if (!mine(sid)) return;
+      const frame = this.#frames.get(p.frameId as string);
+      // 'swap': the frame moves to a process of its own and comes back on an attached session.
+      if (!frame || p.reason === 'swap') return;
+      frame.detached = true;
+      this.#frames.delete(frame.id);
+      this.#emit('frame-detached');
+    });
+    c.on('Page.lifecycleEvent', (p, sid) => {
+      if (sid !== this.session.id || p.frameId !== this.#mainId) return;
+      if (p.name === 'init') {
+        this.#loader = { id: p.loaderId as string, events: new Set() };
+        for (const [rid, loader] of this.#inflight)
+          if (loader !== this.#loader.id) this.#inflight.delete(rid);
+      } else if (p.loaderId === this.#loader.id) this.#loader.events.add(p.name as string);
+      for (const w of [...this.#loadWaiters]) w();
+    });
+    c.on('Page.javascriptDialogOpening', (p, sid) => {
+      if (!mine(sid)) return;
+      this.#emit('dialog');
+      // Nobody is there to answer a dialog: dismiss it (accept a beforeunload), as Playwright does.
+      void this.#sessions
+        .get(sid!)!
+        .send('Page.handleJavaScriptDialog', { accept: p.type === 'beforeunload' })
+        .catch(() => undefined);
+    });
+    c.on('Runtime.executionContextCreated', (p, sid) => {
+      if (!mine(sid)) return;
+      const ctx = p.context as { id: number; auxData?: { frameId?: string; isDefault?: boolean } };
+      if (!ctx.auxData?.isDefault || !ctx.auxData.frameId) return;
+      const frame = this.#frames.get(ctx.auxData.frameId);
+      if (frame && frame.session.id === sid) frame.setContext(ctx.id);
+    });
+    c.on('Runtime.executionContextDestroyed', (p, sid) => {
+      for (const f of this.#frames.values())
+        if (f.session.id === sid && f.contextId === p.executionContextId) f.setContext(undefined);
+    });
+    c.on('Runtime.executionContextsCleared', (_p, sid) => {
+      for (const f of this.#frames.values()) if (f.session.id === sid) f.setContext(undefined);
+    });
+    c.on('Runtime.bindingCalled', (p, sid) => {
+      if (mine(sid)) this.#bindings.get(p.name as string)?.(p.payload as string);
+    });
+    c.on('Network.requestWillBeSent', (p, sid) => {
+      if (!mine(sid)) return;
+      for (const l of this.#navListeners) l(p);
+      const url = (p.request as { url: string }).url;
+      if (!LONG_LIVED.has(p.type as string) && !isLongPoll(url))
+        this.#inflight.set(p.requestId as string, p.loaderId as string);
+    });
+    const done = (p: P, sid: string | undefined) => {
+      if (!mine(sid)) return;
+      this.#inflight.delete(p.requestId as string);
+      for (const l of this.#navListeners) l(p);
+    };
+    c.on('Network.loadingFinished', done);
+    c.on('Network.loadingFailed', done);
+    c.on('Network.responseReceived', (p, sid) => {
+      if (mine(sid)) for (const l of this.#navListeners) l(p);
+    });
+    c.on('Fetch.requestPaused', (p, sid) => {
+      if (mine(sid)) void this.#paused(this.#sessions.get(sid!)!, p);
+    });
+    c.on('Target.attachedToTarget', (p, sid) => {
+      if (!mine(sid)) return;
+      const info = p.targetInfo as { type: string; targetId: string };
+      const child = new CdpSession(c, p.sessionId as string);
+      if (info.type === 'iframe') void this.#prepare(child, true).catch(() => undefined);
+      else child.send('Runtime.runIfWaitingForDebugger').catch(() => undefined);
+    });
+    c.on('Target.detachedFromTarget', (p, sid) => {
+      if (p.sessionId === this.session.id) {
+        this.#closed = true;
+        this.#emit('closed');
+      }
+      if (!mine(sid)) return;
+      const gone = this.#sessions.get(p.sessionId as string);
+      if (!gone) return;
+      this.#sessions.delete(gone.id);
+      for (const f of this.#frames.values())
+        if (f.session === gone) {
+          f.detached = true;
+          this.#frames.delete(f.id);
+        }
+    });
+    c.on('__closed', () => {
+      this.#closed = true;
+      this.#emit('closed');
+    });
+    if (viewport) {
+      this.#viewport = viewport;
+      await this.session.send('Emulation.setDeviceMetricsOverride', {
+        ...viewport,
+        deviceScaleFactor: 1,
+        mobile: false,
+      });
+    }
+    await this.#prepare(this.session, false);
+    if (!viewport) {
+      this.#viewport = await this.mainFrame().evaluate<{ width: number; height: number }>(
+        '({ width: innerWidth, height: innerHeight })',
+      );
+    }
+  }
+
+  /** Enables what a page or iframe session needs, then lets it run. */
+  async #prepare(s: CdpSession, iframe: boolean): Promise<void> {
+    this.#sessions.set(s.id, s);
+    const sends: Promise<unknown>[] = [
+      s.send('Page.enable'),
+      s.send('Page.setLifecycleEventsEnabled', { enabled: true }),
+      s.send('Network.enable'),
+      s.send('Page.addScriptToEvaluateOnNewDocument', { source: INIT_SCRIPT, runImmediately: true }),
+      s.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: true }),
+      ...[...this.#bindings.keys()].map((name) => s.send('Runtime.addBinding', { name })),
+      ...(this.#hook ? [s.send('Fetch.enable', { patterns: [{ urlPattern: '*' }] })] : []),
+    ];
+    const { frameTree } = await s.send<{ frameTree: FrameTree }>('Page.getFrameTree');
+    const walk = (t: FrameTree) => {
+      this.#ensureFrame(t.frame, s);
+      for (const c of t.childFrames ?? []) walk(c);
+    };
+    walk(frameTree);
+    if (!iframe) {
+      this.#mainId = frameTree.frame.id;
+      this.#loader = { id: frameTree.frame.loaderId, events: new Set(['DOMContentLoaded', 'load']) };
+    }
+    // Runtime.enable reports the contexts that exist now: the frames must be known first.
+    sends.push(s.send('Runtime.enable'));
+    await Promise.all(sends);
+    if (iframe) await s.send('Runtime.runIfWaitingForDebugger');
+    else
+      await this.mainFrame()
+        .evaluate(INIT_SCRIPT)
+        .catch(() => undefined);
+  }
+
+  #ensureFrame(f: FrameTree['frame'], s: CdpSession): CdpFrame {
+    let frame = this.#frames.get(f.id);
+    if (!frame) {
+      frame = new CdpFrame(f.id, s, f.parentId, f.url, this);
+      this.#frames.set(f.id, frame);
+    } else if (frame.session !== s) {
+      // An iframe that moved to its own process: same frame, new session and context.
+      frame.session = s;
+      frame.setContext(undefined);
+    }
+    if (f.parentId) frame.parentId = f.parentId;
+    return frame;
+  }
+
+  #emit(change: PageChange): void {
+    for (const l of [...this.#listeners]) l(change);
+  }
+
+  async #paused(s: CdpSession, p: P): Promise<void> {
+    const request = p.request as { url: string; method: string };
+    let verdict: Awaited<ReturnType<RequestHook>> = { allow: true };
+    try {
+      if (this.#hook)
+        verdict = await this.#hook({
+          url: request.url,
+          method: request.method,
+          resourceType: p.resourceType as string,
+          navigation: p.resourceType === 'Document',
+          redirect: p.redirectedRequestId !== undefined,
+          ...(p.frameId ? { frameId: p.frameId as string } : {}),
+        });
+    } catch {
+      verdict = { allow: false, reason: 'the guard could not check the request' };
+    }
+    const requestId = p.requestId as string;
+    if (verdict.allow) await s.send('Fetch.continueRequest', { requestId }).catch(() => undefined);
+    else
+      await s.send('Fetch.failRequest', { requestId, errorReason: 'BlockedByClient' }).catch(() => undefined);
+  }
+
+  url(): string {
+    return this.mainFrame().url();
+  }
+  title(): Promise<string> {
+    return this.mainFrame().evaluate<string>('document.title');
+  }
+  viewport(): { width: number; height: number } {
+    return this.#viewport;
+  }
+  mainFrame(): CdpFrame {
+    return this.#frames.get(this.#mainId)!;
+  }
+  frames(): CdpFrame[] {
+    const out: CdpFrame[] = [];
+    const walk = (f: CdpFrame) => {
+      out.push(f);
+      for (const c of f.children()) walk(c);
+    };
+    walk(this.mainFrame());
+    return out;
+  }
+
+  #waitLoader(
+    until: (l: { id: string; events: Set<string> }) => boolean,
+    timeoutMs: number,
+  ): Promise<boolean> {
+    if (until(this.#loader)) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const check = () => {
+        if (!until(this.#loader)) return;
+        finish(true);
+      };
+      const finish = (ok: boolean) => {
+        clearTimeout(timer);
+        this.#loadWaiters.delete(check);
+        resolve(ok);
+      };
+      const timer = setTimeout(() => finish(false), timeoutMs);
+      this.#loadWaiters.add(check);
+    });
+  }
+
+  async goto(url: string, options: { timeoutMs: number; waitUntil?: LoadState }): Promise<void> {
+    const event = options.waitUntil === 'load' ? 'load' : 'DOMContentLoaded';
+    const res = await this.session.send<{ loaderId?: string; errorText?: string }>('Page.navigate', { url });
+    if (res.errorText) throw new Error(`${res.errorText} at ${url}`);
+    // No loader: a same-document navigation (a hash), already done.
+    if (!res.loaderId) return;
+    const loader = res.loaderId;
+    const ok = await this.#waitLoader((l) => l.id === loader && l.events.has(event), options.timeoutMs);
+    if (!ok) throw timeoutError(options.timeoutMs, `navigating to "${url}"`);
+  }
+
+  async history(move: 'back' | 'forward' | 'reload', options: { timeoutMs: number }): Promise<boolean> {
+    const before = this.#loader.id;
+    if (move === 'reload') await this.session.send('Page.reload');
+    else {
+      const h = await this.session.send<{ currentIndex: number; entries: { id: number }[] }>(
+        'Page.getNavigationHistory',
+      );
+      const entry = h.entries[h.currentIndex + (move === 'back' ? -1 : 1)];
+      if (!entry) return false;
+      await this.session.send('Page.navigateToHistoryEntry', { entryId: entry.id });
+    }
+    await this.#waitLoader((l) => l.id !== before && l.events.has('DOMContentLoaded'), options.timeoutMs);
+    return true;
+  }
+
+  waitForLoad(state: LoadState, timeoutMs: number): Promise<boolean> {
+    const event = state === 'load' ? 'load' : 'DOMContentLoaded';
+    return this.#waitLoader((l) => l.events.has(event), timeoutMs);
+  }
+
+  watchNavigation(): NavigationWatch {
+    let request: string | undefined;
+    let target: string | undefined;
+    let answered = false;
+    let signal: () => void = () => undefined;
+    let onAnswer: () => void = () => undefined;
+    const seen = new Promise<void>((r) => {
+      signal = r;
+    });
+    const listener = (p: P) => {
+      if (!request) {
+        if (p.type === 'Document' && p.frameId === this.#mainId && p.requestId === p.loaderId) {
+          request = p.requestId as string;
+          target = (p.request as { url: string }).url;
+          signal();
+        }
+      } else if (p.requestId === request && !p.request) {
+        answered = true;
+        onAnswer();
+      }
+    };
+    this.#navListeners.add(listener);
+    return {
+      seen,
+      started: () => request !== undefined,
+      target: () => target,
+      arrive: async (timeoutMs: number) => {
+        if (!request) return;
+        const loader = request;
+        const arrived = new Promise<void>((r) => {
+          onAnswer = r;
+          if (answered) r();
+        });
+        const gotAnswer = await Promise.race([arrived.then(() => true), sleep(timeoutMs).then(() => false)]);
+        if (!gotAnswer) return;
+        await this.#waitLoader(
+          (l) => l.id === loader && l.events.has('DOMContentLoaded'),
+          Math.min(timeoutMs, 2000),
+        );
+      },
+      stop: () => {
+        this.#navListeners.delete(listener);
+      },
+    };
+  }
+
+  async screenshot(): Promise<Uint8Array> {
+    const { data } = await this.session.send<{ data: string }>('Page.captureScreenshot', { format: 'png' });
+    const bin = atob(data);
+    const out = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+    return out;
+  }
+
+  async loadedAndIdle(timeoutMs: number): Promise<boolean> {
+    await this.waitForLoad('domcontentloaded', timeoutMs);
+    return this.#inflight.size === 0;
+  }
+
+  loadedAndIdleNow(): boolean {
+    return this.#loader.events.has('DOMContentLoaded') && this.#inflight.size === 0;
+  }
+
+  async settle(
+    options: { timeoutMs?: number; quietMs?: number } = {},
+  ): Promise<{ quiet: boolean; ms: number }> {
+    const timeoutMs = options.timeoutMs ?? 3000;
+    const quietMs = options.quietMs ?? 200;
+    const started = performance.now();
+    await this.waitForLoad('domcontentloaded', timeoutMs);
+    for (;;) {
+      const elapsed = performance.now() - started;
+      const since = await this.mainFrame()
+        .evaluate<number>(QUIET_FOR)
+        .catch(() => 0);
+      const busy = this.#inflight.size > 0;
+      if (!busy && since >= quietMs) return { quiet: true, ms: Math.round(elapsed) };
+      if (elapsed >= timeoutMs) return { quiet: false, ms: Math.round(elapsed) };
+      await sleep(Math.min(busy ? 25 : Math.max(10, quietMs - since), timeoutMs - elapsed));
+    }
+  }
+
+  async addBinding(name: string, onCall: (payload: string) => void): Promise<void> {
+    this.#bindings.set(name, onCall);
+    await Promise.all([...this.#sessions.values()].map((s) => s.send('Runtime.addBinding', { name })));
+  }
+
+  onChange(listener: (change: PageChange) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  async interceptRequests(hook: RequestHook): Promise<() => Promise<void>> {
+    this.#hook = hook;
+    await Promise.all(
+      [...this.#sessions.values()].map((s) => s.send('Fetch.enable', { patterns: [{ urlPattern: '*' }] })),
+    );
+    return async () => {
+      this.#hook = undefined;
+      await Promise.all(
+        [...this.#sessions.values()].map((s) => s.send('Fetch.disable').catch(() => undefined)),
+      );
+    };
+  }
+
+  isClosed(): boolean {
+    return this.#closed || this.connection.closed;
+  }
+}
+
+/**
+ * Opens a new tab (in a context of its own where the browser allows one) and attaches a flat
+ * session to it.
+ */
+export async function openCdpPage(wsUrl: string, options: CdpDriverOptions = {}): Promise<CdpPage> {
+  const WS = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketClass }).WebSocket;
+  if (!WS) throw new Error('no WebSocket class: pass one (the ws package on Node 20)');
+  const conn = await CdpConnection.open(wsUrl, WS, options.timeoutMs ?? 10_000);
+  let contextId: string | undefined;
+  try {
+    try {
+      ({ browserContextId: contextId } = await conn.send<{ browserContextId: string }>(
+        'Target.createBrowserContext',
+        { disposeOnDetach: true },
+      ));
+    } catch {
+      // Some providers give one context per session: use it.
+    }
+    const { targetId } = await conn.send<{ targetId: string }>('Target.createTarget', {
+      url: 'about:blank',
+      ...(contextId ? { browserContextId: contextId } : {}),
+    });
+    const { sessionId } = await conn.send<{ sessionId: string }>('Target.attachToTarget', {
+      targetId,
+      flatten: true,
+    });
+    const driver = new CdpPageDriver(conn, new CdpSession(conn, sessionId));
+    await driver.init(options.viewport ?? { width: 1280, height: 800 });
+    return {
+      driver: brandDriver(driver),
+      close: async () => {
+        await conn.send('Target.closeTarget', { targetId }).catch(() => undefined);
+        if (contextId)
+          await conn
+            .send('Target.disposeBrowserContext', { browserContextId: contextId })
+            .catch(() => undefined);
+        conn.close();
+      },
+    };
+  } catch (err) {
+    conn.close();
+    throw err;
+  }
+}
+
+export { CdpElement, CdpFrame };
