@@ -32,6 +32,7 @@ import {
   loadSpec,
   sampleRecords,
 } from './run-records.ts';
+import { scenarioSliceRunner } from './scenario-slice-binding.ts';
 import { isFinal, type SliceDeps, type SliceRunner, type SliceState, taskFromSpec } from './slice-runner.ts';
 import { rateBucketKey, rateLimitFor, type TaskSpec } from './task-spec.ts';
 import { workflowSliceRunner } from './workflow-slice-binding.ts';
@@ -302,7 +303,11 @@ export function runHandlers(deps: RunDeps) {
     const spec = await loadSpec(deps.evidence, run);
     const checkpoint = await deps.runStore.loadCheckpoint(tenant, runId, sampleId);
     const workflowMode = spec.mode === 'workflow';
-    const runner = workflowMode ? (deps.workflowSlices ?? workflowSliceRunner) : deps.slices;
+    const runner = workflowMode
+      ? (deps.workflowSlices ?? workflowSliceRunner)
+      : spec.mode === 'scenario'
+        ? scenarioSliceRunner
+        : deps.slices;
     let state = checkpoint?.state as unknown as SliceState | undefined;
     if (!state) {
       const task = taskFromSpec(spec);

@@ -6,6 +6,7 @@
 import type { Page } from 'playwright-core';
 import type { OnThrottle } from '../browser/navigate.ts';
 import type { LlmClient } from '../llm/types.ts';
+import type { Scenario } from '../scenarios/spec.ts';
 import type { EvidenceStore, Json, RunStore } from '../store/ports.ts';
 import type { RunMemoryStore } from '../store/run-memory-ports.ts';
 import type { WorkflowStore } from '../store/workflow-ports.ts';
@@ -15,7 +16,9 @@ import type { TaskSpec } from './task-spec.ts';
 export interface SliceTask {
   goal: string;
   /** `extract` reads the sample page once; `agent` (default) runs lib/agent's loop; `workflow` replays one. */
-  mode?: 'agent' | 'extract' | 'cua' | 'workflow';
+  mode?: 'agent' | 'extract' | 'cua' | 'workflow' | 'scenario';
+  /** Mode "scenario": the steps each sample carries out (lib/runs/scenario-slice-binding.ts). */
+  scenario?: Scenario;
   /** Mode "workflow": the stored workflow (an inline one was stored for the run by the handler). */
   workflow?: { id: string; version?: number };
   /** Mode "workflow": what a sample whose workflow fails does (default none: it fails). */
@@ -118,6 +121,7 @@ export function taskFromSpec(spec: TaskSpec): SliceTask {
     ...(spec.maxInfraErrors ? { maxInfraErrors: spec.maxInfraErrors } : {}),
     ...(spec.systemPrompt ? { systemPrompt: spec.systemPrompt } : {}),
     ...(spec.computerUse ? { computerUse: spec.computerUse } : {}),
+    ...(spec.mode === 'scenario' && spec.scenario ? { scenario: spec.scenario as Scenario } : {}),
     ...(spec.mode === 'workflow'
       ? {
           fallback: spec.fallback,

@@ -3,6 +3,7 @@
  * gives the type, the validator (errors name the field) and the JSON Schema a planner model fills.
  */
 import { z } from 'zod';
+import { ScenarioSchema } from '../scenarios/spec.ts';
 import { keySegment } from '../store/keys.ts';
 import { ID_RULE, ID_RULE_TEXT } from '../store/names.ts';
 import { describeIssue, validateWorkflow } from '../workflows/validate.ts';
@@ -48,11 +49,14 @@ export const TaskSpecSchema = z
   .object({
     goal: z.string().trim().min(1).max(4000).describe('what the agent must do on each sample URL'),
     mode: z
-      .enum(['agent', 'extract', 'cua', 'workflow'])
+      .enum(['agent', 'extract', 'cua', 'workflow', 'scenario'])
       .default('agent')
       .describe(
-        "agent: the step-by-step agent (navigate, click, type, save progress); extract: one read of the sample page (one model call); cua: a computer-use model (the spec's model, anthropic/…, openai/… or google/…) works from screenshots; workflow: the spec's workflow replayed on each sample (no model unless it has AI nodes, heals or falls back)",
+        "agent: the step-by-step agent (navigate, click, type, save progress); extract: one read of the sample page (one model call); cua: a computer-use model (the spec's model, anthropic/…, openai/… or google/…) works from screenshots; workflow: the spec's workflow replayed on each sample (no model unless it has AI nodes, heals or falls back); scenario: the spec's step list carried out and proved on each sample (chosen by giving `scenario`)",
       ),
+    scenario: ScenarioSchema.optional().describe(
+      'mode "scenario": the steps every sample carries out in order, each proved by its verifications',
+    ),
     workflow: z
       .union([
         z
@@ -202,7 +206,7 @@ export class SpecError extends Error {
 
 /** Validates a spec; the error names the first bad field (`maxSteps: …`). */
 export function parseTaskSpec(value: unknown): TaskSpec {
-  const parsed = TaskSpecSchema.safeParse(value);
+  const parsed = TaskSpecSchema.safeParse(withScenarioDefaults(value));
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => ({
       path: i.path.map(String).join('.') || '(spec)',
@@ -219,6 +223,7 @@ export function parseTaskSpec(value: unknown): TaskSpec {
     parsed.data.computerUse = { model };
   }
   checkWorkflowFields(parsed.data);
+  checkScenarioFields(parsed.data);
   const schema = parsed.data.outputSchema;
   if (schema && schema.type !== undefined && schema.type !== 'object')
     throw new SpecError('task spec outputSchema: must describe an object (type "object")', [
@@ -261,6 +266,37 @@ function checkWorkflowFields(spec: TaskSpec): void {
       refuse('workflow', checked.issues.map(describeIssue).join('; '), issues);
     }
   }
+}
+
+/**
+ * A spec that gives `scenario` is a scenario run: `mode` may be left out, and so may `goal` (the
+ * steps say what to do; the goal, shown in reports, is made from the first of them). Pure.
+ */
+function withScenarioDefaults(value: unknown): unknown {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return value;
+  const raw = value as Record<string, unknown>;
+  if (raw.scenario === undefined) return value;
+  const steps = (raw.scenario as { steps?: unknown })?.steps;
+  const first = Array.isArray(steps) ? steps[0] : undefined;
+  const text = typeof first === 'string' ? first : (first as { do?: unknown } | undefined)?.do;
+  const n = Array.isArray(steps) ? steps.length : 0;
+  return {
+    ...raw,
+    ...(raw.mode === undefined ? { mode: 'scenario' } : {}),
+    ...(raw.goal === undefined && typeof text === 'string'
+      ? { goal: `scenario of ${n} step${n === 1 ? '' : 's'}: ${text}`.slice(0, 4000) }
+      : {}),
+  };
+}
+
+/** Mode "scenario" and the `scenario` field go together. */
+function checkScenarioFields(spec: TaskSpec): void {
+  const refuse = (path: string, message: string): never => {
+    throw new SpecError(`task spec ${path}: ${message}`, [{ path, message }]);
+  };
+  if (spec.mode === 'scenario' && !spec.scenario)
+    refuse('scenario', 'mode "scenario" needs a scenario: { "steps": ["…", …] }');
+  if (spec.mode !== 'scenario' && spec.scenario) refuse('scenario', 'only with mode "scenario"');
 }
 
 /** The spec's JSON Schema, e.g. for the planner's structured reply or for API documentation. */

@@ -4,12 +4,11 @@
  * dialogs and fixed overlays that speak of cookies, consent or newsletters and offer an accept /
  * close button. The app's own dialogs (a form the scenario opened) are left alone: a dialog is a
  * blocker only when its words say so. What the model cleared (`blockerDetected`) is remembered
- * per domain by locator (see memory.ts) and replayed here on later pages.
+ * per domain by locator (see memory.ts) and replayed here on later pages (recipe-replay.ts).
  */
 import type { Page } from 'playwright-core';
-import { executeAction } from '../actions/execute.ts';
-import { locateByXPath } from '../perception/locate.ts';
 import type { DurableLocator } from '../perception/types.ts';
+import { replayRecipe } from './recipe-replay.ts';
 
 /** Accept buttons of consent frameworks (CSS; Playwright's CSS reaches into open shadow roots). */
 export const FRAMEWORK_RULES: readonly { framework: string; accept: string }[] = [
@@ -139,27 +138,6 @@ async function clickMarked(page: Page): Promise<boolean> {
     await handle.evaluate((el) => el.removeAttribute('data-bfn-blocker')).catch(() => undefined);
     await handle.dispose().catch(() => undefined);
   }
-}
-
-/** Replays a remembered clearing when its first element is on the page and visible. */
-async function replayRecipe(page: Page, recipe: ClearingRecipe): Promise<boolean> {
-  const first = recipe.commands[0];
-  if (!first) return false;
-  const found = await locateByXPath(page, first.locator.xpath);
-  if ('error' in found) return false;
-  const shown = await found.handle.isVisible().catch(() => false);
-  await found.handle.dispose().catch(() => undefined);
-  if (!shown) return false;
-  for (const c of recipe.commands) {
-    const out = await executeAction(page, {
-      method: c.action,
-      target: { locator: c.locator },
-      ...(c.value ? { args: [c.value] } : {}),
-      description: recipe.description,
-    });
-    if (!out.ok) return false;
-  }
-  return true;
 }
 
 /**

@@ -5,6 +5,8 @@
  * overwrite each other, and a retried sample end writes nothing twice.
  */
 
+import type { Json } from './ports.ts';
+
 export type MemoryKind = 'worked' | 'failed';
 
 export interface RunMemoryLine {
@@ -18,6 +20,12 @@ export interface RunMemoryLine {
 export interface RunMemoryEntry {
   sampleId: string;
   lines: RunMemoryLine[];
+  /**
+   * A scenario sample's learning per domain (lib/scenarios/domain-memory.ts): app facts and the
+   * blocker clearings it found, replayed by later samples with zero tokens. Opaque to the stores;
+   * bounded by its writer (a few short lines and locators per domain).
+   */
+  scenario?: Record<string, { experiences: string[]; clearings: Json[] }>;
   /** How the lines were made: from the action log alone (zero tokens) or by one small model call. */
   source: 'log' | 'model';
   writtenAt: string;
