@@ -8,6 +8,13 @@
  *   npm run bench:act-corpus                 (all pages)
  *   BENCH_LIMIT=50 npm run bench:act-corpus  (first 50 pages per folder)
  *   BENCH_FILTER=EN_ …                       (pages whose name contains it)
+ *   npm run bench:act-corpus -- --perfect    (the model path with a perfect model, see below)
+ *
+ * --perfect: the matcher is off and a scripted model that knows the labelled element's snapshot
+ * ids (test/bench/lib/oracle-model.ts, through the real OpenAI SDK) answers every act, one act per
+ * labelled target. A miss is then perception's, classed as "not in snapshot" (the page read has
+ * no element for the target), "missing from prompt" (it has, but the budgeted outline the model
+ * was shown left it out) or "wrong" / "no effect" (the right id acted on the wrong thing).
  *
  * Pages load offline at the capture viewport with their labels taken off before act reads them.
  * Clicks are caught at the window before the page sees them (nothing submits or navigates), and
@@ -17,20 +24,38 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { launchBrowser } from '../../lib/browser/launch.ts';
+import { createLlmClient } from '../../lib/llm/client.ts';
 import { act } from '../../lib/ops/act.ts';
-import { OpError } from '../../lib/ops/types.ts';
-import { CORPUS, corpusPages, offlineContext, requireCorpus, takeLabels } from './lib/corpus.ts';
+import { type OpContext, OpError } from '../../lib/ops/types.ts';
+import { snapshot } from '../../lib/perception/snapshot.ts';
+import {
+  CORPUS,
+  corpusPages,
+  offlineContext,
+  requireCorpus,
+  takeLabels,
+  whichLabelled,
+} from './lib/corpus.ts';
 import { LABELS, type Label, PHRASINGS } from './lib/grounding-fit.ts';
+import { type Oracle, startOracle } from './lib/oracle-model.ts';
 import { BenchOutcome } from './lib/outcome.ts';
 import { percentile, round, table } from './lib/report.ts';
 
 const LIMIT = Number(process.env.BENCH_LIMIT ?? 0) || Infinity;
 const PARALLEL = Math.max(1, Number(process.env.BENCH_PARALLEL ?? 3) || 3);
+const PERFECT = process.argv.includes('--perfect') || process.env.BENCH_PERFECT === '1';
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
 requireCorpus('bench:act-corpus');
 
 /** What the page shows after one act. */
-type Outcome = 'right' | 'wrong' | 'no effect' | 'deferred' | 'failed';
+type Outcome =
+  | 'right'
+  | 'wrong'
+  | 'no effect'
+  | 'deferred'
+  | 'failed'
+  | 'missing from prompt'
+  | 'not in snapshot';
 interface Trial {
   file: string;
   label: Label;
@@ -117,25 +142,66 @@ const typed = (label: Label, key: string, secret: string): string | undefined =>
 /** Its work is each corpus page; how act did on a page (right, wrong…) is the figure it measures. */
 const gate = new BenchOutcome('bench:act-corpus', 'pages');
 
-async function trialsOn(context: BrowserContext, file: string): Promise<Trial[]> {
+/** A labelled element the way the bench names it in a miss (the labels themselves are gone). */
+function describeLabelled(arg: { labelsKey: string; label: string }): string {
+  const w = window as unknown as Record<string, { el: Element; label: string; visible: boolean }[]>;
+  return (w[arg.labelsKey] ?? [])
+    .filter((f) => f.label === arg.label && f.visible)
+    .map(({ el }) => {
+      const i = el as HTMLInputElement;
+      const words = (el.textContent ?? '').replace(/\s+/g, ' ').trim().slice(0, 30);
+      return `<${el.tagName.toLowerCase()}${i.type ? ` type=${i.type}` : ''}${el.id ? ` #${el.id}` : ''}${
+        i.name ? ` name=${i.name}` : ''
+      }>${words ? ` "${words}"` : ''}`;
+    })
+    .join(', ');
+}
+
+/** Snapshot ids of the visible elements labelled `label`, from a whole-page read (no budget). */
+async function targetIds(page: Page, labels: { label: string; visible: boolean }[], label: Label) {
+  const snap = await snapshot(page);
+  const items: [number, string][] = snap.elements.map((e) => [e.id, e.locator.xpath]);
+  const pairs = await page.evaluate(whichLabelled, { key: LABELS_KEY, items });
+  return pairs.filter(([at]) => labels[at]?.label === label && labels[at]?.visible).map(([, id]) => id);
+}
+
+async function trialsOn(context: BrowserContext, file: string, oracle?: Oracle): Promise<Trial[]> {
   const page: Page = await context.newPage();
   const trials: Trial[] = [];
+  const llm = oracle ? createLlmClient(oracle.config) : undefined;
+  // The perfect model: the model path alone, no screenshot retry (the oracle reads only the outline).
+  const options: OpContext['options'] = oracle ? { matcher: false, vision: 'never' } : {};
   try {
     await page.goto(pathToFileURL(join(CORPUS, file)).href, { waitUntil: 'load', timeout: 20_000 });
     const labels = await page.evaluate(takeLabels, LABELS_KEY);
     for (const label of LABELS) {
       if (!labels.some((l) => l.label === label && l.visible)) continue;
-      for (const p of PHRASINGS[label]) {
+      // With the oracle the wording only steers which lines the budget keeps: one act per target.
+      for (const p of oracle ? PHRASINGS[label].slice(0, 1) : PHRASINGS[label]) {
         // Short: some real password fields keep at most 8–14 characters.
         const secret = `Pw${Math.random().toString(36).slice(2, 8)}`;
         await page.evaluate(resetPage, { clickKey: CLICK_KEY, fields: label !== 'next' });
+        const value = typed(label, p.key, secret);
+        if (oracle) {
+          const ids = await targetIds(page, labels, label);
+          if (ids.length === 0) {
+            const what = await page.evaluate(describeLabelled, { labelsKey: LABELS_KEY, label });
+            trials.push({ file, label, key: p.key, outcome: 'not in snapshot', detail: what, ms: 0 });
+            continue;
+          }
+          oracle.expect({
+            ids,
+            method: label === 'next' ? 'click' : 'fill',
+            ...(value !== undefined ? { value: value === secret ? '%pw%' : value } : {}),
+          });
+        }
         const t0 = performance.now();
         let outcome: Outcome;
         let detail: string;
         try {
-          const res = await act({ page, variables: { pw: secret }, options: {} }, p.instruction);
+          const ctx: OpContext = { page, variables: { pw: secret }, options, ...(llm ? { llm } : {}) };
+          const res = await act(ctx, p.instruction);
           if (res.success) {
-            const value = typed(label, p.key, secret);
             const effect = await page.evaluate(effectOf, {
               labelsKey: LABELS_KEY,
               clickKey: CLICK_KEY,
@@ -152,6 +218,10 @@ async function trialsOn(context: BrowserContext, file: string): Promise<Trial[]>
           const e = err as Error;
           outcome = e instanceof OpError && e.kind === 'no_model' ? 'deferred' : 'failed';
           detail = e.message.split('\n')[0]!.slice(0, 200);
+        }
+        if (oracle && oracle.answered().named === undefined && outcome === 'failed') {
+          outcome = 'missing from prompt';
+          detail = await page.evaluate(describeLabelled, { labelsKey: LABELS_KEY, label });
         }
         trials.push({ file, label, key: p.key, outcome, detail, ms: performance.now() - t0 });
       }
@@ -176,18 +246,26 @@ let next = 0;
 const t0 = performance.now();
 await Promise.all(
   Array.from({ length: PARALLEL }, async () => {
-    for (;;) {
-      const i = next++;
-      if (i >= files.length) return;
-      trials.push(...(await trialsOn(context, files[i]!)));
-      if ((i + 1) % 50 === 0) log(`  ${i + 1}/${files.length} pages`);
+    // One oracle per worker: each knows the target of the act its worker is running.
+    const oracle = PERFECT ? await startOracle() : undefined;
+    try {
+      for (;;) {
+        const i = next++;
+        if (i >= files.length) return;
+        trials.push(...(await trialsOn(context, files[i]!, oracle)));
+        if ((i + 1) % 50 === 0) log(`  ${i + 1}/${files.length} pages`);
+      }
+    } finally {
+      await oracle?.close();
     }
   }),
 );
 await browser.close();
 await gate.gate();
 
-const OUTCOMES: Outcome[] = ['right', 'wrong', 'no effect', 'deferred', 'failed'];
+const OUTCOMES: Outcome[] = PERFECT
+  ? ['right', 'wrong', 'no effect', 'missing from prompt', 'not in snapshot', 'failed']
+  : ['right', 'wrong', 'no effect', 'deferred', 'failed'];
 const rows: (string | number)[][] = [['label', 'phrasing', 'acts', ...OUTCOMES, 'p50 ms']];
 for (const label of LABELS)
   for (const p of PHRASINGS[label]) {
@@ -213,11 +291,16 @@ rows.push([
   ...OUTCOMES.map((o) => trials.filter((t) => t.outcome === o).length),
   '',
 ]);
+const right = trials.filter((t) => t.outcome === 'right').length;
 console.log(
-  `bench:act-corpus — zero-token act on ${files.length} saved real pages, judged in the page (${round((performance.now() - t0) / 1000, 1)} s)\n`,
+  `bench:act-corpus — ${PERFECT ? 'act with a perfect model (matcher off)' : 'zero-token act'} on ${files.length} saved real pages, judged in the page (${round((performance.now() - t0) / 1000, 1)} s)\n`,
 );
 console.log(table(rows));
-for (const o of ['wrong', 'no effect', 'failed'] as Outcome[]) {
+if (PERFECT)
+  console.log(
+    `\nright: ${right} of ${trials.length} targets (${round((100 * right) / Math.max(1, trials.length), 1)}%; target ≥ 99%)`,
+  );
+for (const o of OUTCOMES.filter((x) => x !== 'right' && x !== 'deferred')) {
   const ts = trials.filter((t) => t.outcome === o);
   console.log(`\n${o}: ${ts.length}`);
   for (const t of ts) console.log(`  ${t.file} [${t.label} / "${t.key}"]: ${t.detail}`);
@@ -225,6 +308,7 @@ for (const o of ['wrong', 'no effect', 'failed'] as Outcome[]) {
 console.log(
   JSON.stringify({
     bench: 'act-corpus',
+    perfect: PERFECT,
     pages: files.length,
     acts: trials.length,
     ...Object.fromEntries(OUTCOMES.map((o) => [o, trials.filter((t) => t.outcome === o).length])),

@@ -24,7 +24,14 @@ import { launchBrowser } from '../../lib/browser/launch.ts';
 import { matchInstruction } from '../../lib/ops/matcher/index.ts';
 import { snapshot } from '../../lib/perception/snapshot.ts';
 import type { Snapshot, SnapshotElement } from '../../lib/perception/types.ts';
-import { CORPUS, corpusPages, offlineContext, requireCorpus, takeLabels } from './lib/corpus.ts';
+import {
+  CORPUS,
+  corpusPages,
+  offlineContext,
+  requireCorpus,
+  takeLabels,
+  whichLabelled,
+} from './lib/corpus.ts';
 import { fittingKeys, LABELS, type Label, PHRASINGS, VARIANTS } from './lib/grounding-fit.ts';
 import { BenchOutcome } from './lib/outcome.ts';
 import { percentile, round, table } from './lib/report.ts';
@@ -55,42 +62,6 @@ interface PageData {
   snap: Snapshot;
   targets: LabelledTarget[];
   loadMs: number;
-}
-
-// ---------------------------------------------------------------------------------------------
-// In-page parts (serialised to the page: self-contained)
-
-/** Which snapshot element (by its XPath) each labelled element is, as an index into the label list. */
-function whichLabelled(arg: { key: string; items: [number, string][] }): [number, number][] {
-  const found = (window as unknown as Record<string, { el: Element }[]>)[arg.key] ?? [];
-  const out: [number, number][] = [];
-  for (const [id, xpath] of arg.items) {
-    if (xpath.includes(' >> ')) continue;
-    let node: Node | null = null;
-    try {
-      node = document.evaluate(
-        xpath,
-        document,
-        null,
-        XPathResult.FIRST_ORDERED_NODE_TYPE,
-        null,
-      ).singleNodeValue;
-    } catch {
-      // Prefixed tag names ("fb:login-button") are not valid XPath name tests.
-      continue;
-    }
-    // A label on a <label> means its control.
-    let at = found.findIndex(
-      (f) => f.el === node || (f.el instanceof HTMLLabelElement && f.el.control === node),
-    );
-    // A label on a wrapper ("<div data-fathom=next><button>…") means the control inside it.
-    if (at < 0 && node)
-      at = found.findIndex(
-        (f) => f.el !== node && f.el.contains(node) && f.el.querySelectorAll('button,a,input').length <= 2,
-      );
-    if (at >= 0) out.push([at, id]);
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------------------------------------

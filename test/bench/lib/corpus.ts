@@ -80,3 +80,39 @@ export function takeLabels(key: string): { label: string; visible: boolean }[] {
   Object.defineProperty(window, key, { value: found, enumerable: false });
   return found.map(({ label, visible }) => ({ label, visible }));
 }
+
+/**
+ * In the page (serialised: self-contained). Which snapshot element (by its XPath) each labelled
+ * element is, as [index into the label list, snapshot id] pairs.
+ */
+export function whichLabelled(arg: { key: string; items: [number, string][] }): [number, number][] {
+  const found = (window as unknown as Record<string, { el: Element }[]>)[arg.key] ?? [];
+  const out: [number, number][] = [];
+  for (const [id, xpath] of arg.items) {
+    if (xpath.includes(' >> ')) continue;
+    let node: Node | null = null;
+    try {
+      node = document.evaluate(
+        xpath,
+        document,
+        null,
+        XPathResult.FIRST_ORDERED_NODE_TYPE,
+        null,
+      ).singleNodeValue;
+    } catch {
+      // Prefixed tag names ("fb:login-button") are not valid XPath name tests.
+      continue;
+    }
+    // A label on a <label> means its control.
+    let at = found.findIndex(
+      (f) => f.el === node || (f.el instanceof HTMLLabelElement && f.el.control === node),
+    );
+    // A label on a wrapper ("<div data-fathom=next><button>…") means the control inside it.
+    if (at < 0 && node)
+      at = found.findIndex(
+        (f) => f.el !== node && f.el.contains(node) && f.el.querySelectorAll('button,a,input').length <= 2,
+      );
+    if (at >= 0) out.push([at, id]);
+  }
+  return out;
+}
