@@ -11,6 +11,7 @@ import type { Action } from '../actions/types.ts';
 import { readCandidates } from '../perception/candidates.ts';
 import { redactText } from '../perception/redact.ts';
 import { type DurableLocator, elementById, type Snapshot } from '../perception/types.ts';
+import type { PointRecord } from './coordinate-fallback.ts';
 import type { ActionCommand, Command, CommandResult, VerificationCommand } from './decision.ts';
 import { runVerification } from './verify.ts';
 
@@ -25,6 +26,8 @@ export type RecordedCommand =
       action: Action;
       urlBefore: string;
       urlAfter: string;
+      /** A coordinate command (coordinate-fallback.ts): where it pointed and the element it hit. */
+      point?: PointRecord;
     }
   | {
       kind: 'verify';

@@ -45,6 +45,8 @@ export interface IterationView {
   experiences: string[];
   cleared: string[];
   variableNames: string[];
+  /** Sections a mode adds (the coordinate offer, the note on the attached picture). */
+  extra?: string[];
 }
 
 /** The per-iteration user message. Pure. */
@@ -70,6 +72,7 @@ export function iterationPrompt(v: IterationView): string {
     out.push(`Learned about this site:\n${v.experiences.map((e) => `- ${e}`).join('\n')}`);
   if (v.variableNames.length)
     out.push(`Secrets you may type (as placeholders): ${v.variableNames.map((n) => `%${n}%`).join(', ')}`);
+  if (v.extra?.length) out.push(...v.extra);
   out.push(`Current page: ${v.url}\nTitle: ${v.title}\n${v.tree}`);
   return out.join('\n\n');
 }

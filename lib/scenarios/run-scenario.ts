@@ -13,16 +13,11 @@ import { snapshot } from '../perception/snapshot.ts';
 import { elementById } from '../perception/types.ts';
 import { type ClearingRecipe, clearBlockers } from './blockers.ts';
 import { describeResults, type RecordedCommand, runCommands } from './commands.ts';
-import {
-  type CommandResult,
-  type Decision,
-  DecisionSchema,
-  type DecisionStatus,
-  settleStatus,
-} from './decision.ts';
+import { type CommandResult, type Decision, type DecisionStatus, settleStatus } from './decision.ts';
 import { addClearing, addExperiences, clearingsFor, experiencesFor, type ScenarioMemory } from './memory.ts';
 import { iterationPrompt, SCENARIO_SYSTEM } from './prompt.ts';
 import { needsVerification, type Scenario } from './spec.ts';
+import { ScenarioVision, shownAs } from './vision-step.ts';
 
 export const MAX_ITERATIONS_PER_STEP = 5;
 const DEFAULT_PAGE_BUDGET = 3000;
@@ -44,6 +39,11 @@ export interface ScenarioDeps {
   onIteration?: (it: IterationRecord) => void;
   pageBudget?: number;
   maxIterations?: number;
+  /**
+   * The scenario is being made into a workflow or script (compile / export): coordinate commands
+   * (offered after 3 failed attempts on a step) are refused unless they state a reason.
+   */
+  scriptMode?: boolean;
 }
 
 export interface IterationRecord {
@@ -60,6 +60,10 @@ export interface IterationRecord {
   cleared: string[];
   blocker?: { description: string; results: CommandResult[] };
   results: CommandResult[];
+  /** Pictures the model asked for (set-of-marks mode), and what became of each ask. */
+  looks?: string[];
+  /** Coordinate commands were offered on this iteration (after 3 failed attempts on the step). */
+  coordinates?: boolean;
   promptTokens: number;
   completionTokens: number;
 }
@@ -104,7 +108,7 @@ const verificationOf = (r: CommandResult) =>
 /** The model's blocker clearing, run first; remembered (by locator) per domain when it worked. */
 async function clearReported(
   page: Page,
-  decision: Decision,
+  decision: Pick<Decision, 'blockerDetected'>,
   snap: Awaited<ReturnType<typeof snapshot>>,
   deps: ScenarioDeps,
   step: number,
@@ -133,6 +137,11 @@ export async function runScenario(scenario: Scenario, deps: ScenarioDeps): Promi
   let memory: ScenarioMemory = deps.memory ?? {};
   let usage = emptyUsage(llm.model);
   const startUrl = page.url();
+  const vision = new ScenarioVision(page, {
+    vision: scenario.vision ?? 'text',
+    scriptMode: deps.scriptMode ?? false,
+    ...(secrets ? { secrets } : {}),
+  });
   const iterations: IterationRecord[] = [];
   const recorded: RecordedCommand[] = [];
   const steps: StepReport[] = scenario.steps.map((s, index) => ({
@@ -164,6 +173,7 @@ export async function runScenario(scenario: Scenario, deps: ScenarioDeps): Promi
     let refused: string | undefined;
     let verified = 0;
     const stepRecorded: RecordedCommand[] = [];
+    vision.startStep();
     for (let iteration = 1; ; iteration++) {
       if (deps.signal?.aborted || (deps.deadline !== undefined && Date.now() >= deps.deadline)) {
         report.status = 'failed';
@@ -174,11 +184,15 @@ export async function runScenario(scenario: Scenario, deps: ScenarioDeps): Promi
         (c) =>
           `${c.what} (${c.by === 'memory' ? 'remembered clearing' : c.by === 'framework' ? 'consent framework rule' : 'dialog rule'})`,
       );
-      const snap = await snapshot(page, {
-        budget: deps.pageBudget ?? DEFAULT_PAGE_BUDGET,
-        keywords: step.do.split(/\W+/).filter((w) => w.length > 3),
-        ...(secrets ? { secrets } : {}),
-      });
+      const resnap = () =>
+        snapshot(page, {
+          budget: deps.pageBudget ?? DEFAULT_PAGE_BUDGET,
+          keywords: step.do.split(/\W+/).filter((w) => w.length > 3),
+          ...(secrets ? { secrets } : {}),
+        });
+      let snap = await resnap();
+      const view = await vision.view(snap);
+      const coordinates = vision.coordinates;
       const prompt = iterationPrompt({
         stepIndex: index,
         steps: scenario.steps,
@@ -187,7 +201,8 @@ export async function runScenario(scenario: Scenario, deps: ScenarioDeps): Promi
         mustVerify,
         url: snap.url,
         title: snap.title,
-        tree: snap.tree,
+        tree: view.tree,
+        extra: view.extra,
         ...(note ? { note } : {}),
         lastResults,
         ...(refused ? { refused } : {}),
@@ -195,15 +210,18 @@ export async function runScenario(scenario: Scenario, deps: ScenarioDeps): Promi
         cleared,
         variableNames,
       });
-      let reply: Awaited<ReturnType<typeof llm.generate<Decision>>>;
+      let reply: Awaited<ReturnType<typeof vision.decide>>;
       try {
-        reply = await llm.generate({
-          system: SCENARIO_SYSTEM,
-          messages: [{ role: 'user', content: prompt }],
-          schema: DecisionSchema,
-          schemaName: 'scenario_decision',
+        reply = await vision.decide({
+          llm,
+          system: vision.system(SCENARIO_SYSTEM),
+          prompt,
+          view,
+          snap,
+          resnap,
           ...(deps.signal ? { signal: deps.signal } : {}),
         });
+        snap = reply.snap;
       } catch (err) {
         // A model that cannot answer is a failure of the run, never a verdict on the app.
         if (err instanceof LlmError && err.usage) usage = addUsage(usage, err.usage);
@@ -211,7 +229,8 @@ export async function runScenario(scenario: Scenario, deps: ScenarioDeps): Promi
         report.reason = `the model call failed: ${(err as Error).message}`;
         return end('failed', `step ${index + 1}: ${report.reason}`, index + 1);
       }
-      usage = addUsage(usage, reply.usage);
+      const replyUsage = reply.usage ?? emptyUsage(llm.model);
+      usage = addUsage(usage, replyUsage);
       const decision = reply.value;
       const urlBefore = page.url();
       const blocker = await clearReported(page, decision, snap, deps, index);
@@ -219,7 +238,7 @@ export async function runScenario(scenario: Scenario, deps: ScenarioDeps): Promi
       // The clearing changed the page the commands were decided on only if it navigated.
       const ran =
         blocker.results.every((r) => r.ok) && page.url() === urlBefore
-          ? await runCommands(
+          ? await vision.run(
               {
                 page,
                 snap,
@@ -231,7 +250,7 @@ export async function runScenario(scenario: Scenario, deps: ScenarioDeps): Promi
             )
           : {
               results: decision.commands.map((c) => ({
-                command: c,
+                command: shownAs(c),
                 ok: false,
                 skipped: true,
                 message: 'not run: clearing the blocker failed or changed the page',
@@ -267,8 +286,10 @@ export async function runScenario(scenario: Scenario, deps: ScenarioDeps): Promi
           ? { blocker: { description: decision.blockerDetected.description, results: blocker.results } }
           : {}),
         results: ran.results,
-        promptTokens: reply.usage.promptTokens,
-        completionTokens: reply.usage.completionTokens,
+        ...(reply.looks.length ? { looks: reply.looks } : {}),
+        ...(coordinates ? { coordinates } : {}),
+        promptTokens: replyUsage.promptTokens,
+        completionTokens: replyUsage.completionTokens,
       };
       iterations.push(record);
       deps.onIteration?.(record);

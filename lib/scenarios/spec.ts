@@ -31,6 +31,12 @@ export const ScenarioSchema = z
       .min(1, 'needs at least one step')
       .max(50, 'at most 50 steps')
       .describe('carried out in order; a step that cannot be done ends the scenario there'),
+    vision: z
+      .enum(['text', 'som'])
+      .optional()
+      .describe(
+        'text (default): the model reads the page outline, no image tokens; som: it also sees the viewport screenshot with numbered markers (same ids) and an element map — for visual pages (icons, canvas)',
+      ),
   })
   .strict()
   .describe(
@@ -38,7 +44,7 @@ export const ScenarioSchema = z
   );
 
 export type ScenarioStep = { do: string; expect?: string };
-export type Scenario = { steps: ScenarioStep[] };
+export type Scenario = { steps: ScenarioStep[]; vision?: 'text' | 'som' };
 export type ScenarioInput = z.input<typeof ScenarioSchema>;
 
 export class ScenarioError extends Error {
