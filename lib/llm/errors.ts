@@ -1,7 +1,9 @@
-import Anthropic from '@anthropic-ai/sdk';
+// The Anthropic SDK's error classes from its error module alone: its entry imports Node modules,
+// and this file is on the edge worker's path.
+import * as Anthropic from '@anthropic-ai/sdk/core/error';
 import OpenAI from 'openai';
+import { ModelUrlBlockedError } from './model-fetch.ts';
 import { parseRetryAfter } from './retry.ts';
-import { ModelUrlBlockedError } from './transport.ts';
 import { LlmError } from './types.ts';
 
 const isTimeout = (e: unknown) =>

@@ -7,8 +7,8 @@ import type {
 } from 'openai/resources/chat/completions';
 import { toLlmError } from './errors.ts';
 import { firstJsonObject } from './json-schema.ts';
+import { cancelOperatorHeaders, type ModelFetch, processEnv } from './model-fetch.ts';
 import { withSpent } from './spent.ts';
-import { cancelOperatorHeaders, type ModelFetch } from './transport.ts';
 import type { ChatMessage, ModelConfig, ProviderCall, ProviderReply, StructuredRequest } from './types.ts';
 import { LlmError } from './types.ts';
 
@@ -73,7 +73,7 @@ export function openAiCall(config: ModelConfig, http: ModelFetch, callerUrl = fa
       ? {
           organization: null,
           project: null,
-          defaultHeaders: cancelOperatorHeaders(process.env.OPENAI_CUSTOM_HEADERS),
+          defaultHeaders: cancelOperatorHeaders(processEnv('OPENAI_CUSTOM_HEADERS')),
         }
       : {}),
   });

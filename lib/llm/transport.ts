@@ -2,16 +2,16 @@ import { type LookupAddress, lookup as systemLookup } from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { Agent, request } from 'undici';
-import { addressRefused } from '../browser/guard.ts';
 import type { GuardPolicy } from '../browser/guard-policy.ts';
+import { addressRefused } from '../browser/guard-rules.ts';
+import { MAX_REPLY_BYTES, type ModelFetch, ModelUrlBlockedError } from './model-fetch.ts';
 
-/** The `fetch` both model SDKs take in their options. */
-export type ModelFetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
-
-/** A connection the guard refused: never retried, never handed to the fallback model. */
-export class ModelUrlBlockedError extends Error {
-  override name = 'ModelUrlBlockedError';
-}
+export {
+  cancelOperatorHeaders,
+  MAX_REPLY_BYTES,
+  type ModelFetch,
+  ModelUrlBlockedError,
+} from './model-fetch.ts';
 
 type AllLookup = (
   host: string,
@@ -52,25 +52,7 @@ export function guardedLookup(
   };
 }
 
-/**
- * Headers that cancel the ones the operator set for its own endpoint through an SDK's environment
- * variable (`OPENAI_CUSTOM_HEADERS`, `ANTHROPIC_CUSTOM_HEADERS`: "Name: value" lines, often a
- * gateway's key). Given as `defaultHeaders` to a client of a caller-chosen URL, which must get none
- * of them.
- */
-export function cancelOperatorHeaders(envValue: string | undefined): Record<string, null> {
-  const out: Record<string, null> = {};
-  for (const line of (envValue ?? '').split('\n')) {
-    const colon = line.indexOf(':');
-    if (colon > 0) out[line.slice(0, colon).trim()] = null;
-  }
-  return out;
-}
-
 const NULL_BODY_STATUS = new Set([101, 204, 205, 304]);
-
-/** Far beyond any model reply; a URL a caller chose must not make us hold more. */
-export const MAX_REPLY_BYTES = 32 * 1024 * 1024;
 
 async function readCapped(
   body: AsyncIterable<Uint8Array> & { destroy(): void },
