@@ -4,6 +4,11 @@
  * after many navigations vs a fresh tab, cold start, and a new context in a warm browser.
  *
  *   npm run bench:snapshot            (BENCH_RUNS=15 by default)
+ *   BENCH_FIRST_ONLY=1 npm run bench:snapshot   (only the first-read profile, lib/first-read.ts)
+ *
+ * The first-read profile: where the first read of a fresh page goes (fresh process, fresh context),
+ * by phase, with a CPU profile of the first walk, against a bare first getFullAXTree; and the first
+ * act on a form page, settle included.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -27,6 +32,7 @@ import {
   type Target,
   targetsFound,
 } from './lib/compare.ts';
+import { type FirstRead, firstReadOnce, renderFirstReads } from './lib/first-read-report.ts';
 import { BenchOutcome } from './lib/outcome.ts';
 import { waitQuiet } from './lib/quiet.ts';
 import { type StagehandPeer, type StagehandTab, startStagehand } from './lib/stagehand.ts';
@@ -54,6 +60,8 @@ const CONTEXT_RUNS = 20;
 /** Tab-age figures are ~1 ms each: more samples, alternated between the two tabs. */
 const AGE_RUNS = RUNS * 4;
 const COLD_RUNS = 3;
+const FIRST_RUNS = 3;
+const FIRST_ONLY = process.env.BENCH_FIRST_ONLY === '1';
 
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
 
@@ -708,9 +716,33 @@ function printResults(
 const listSome = (xs: string[], n = 12) =>
   xs.slice(0, n).join(', ') + (xs.length > n ? `, … +${xs.length - n} more` : '');
 
+/** The first-read profile, one fresh process at a time; printed with its JSON line. */
+async function firstReads(base: string): Promise<FirstRead[]> {
+  const runs: FirstRead[] = [];
+  for (let i = 0; i < FIRST_RUNS; i++)
+    runs.push(await firstReadOnce(urlOf(base, '/large.html'), urlOf(base, '/login.html')));
+  log(`first read: ${runs.map((r) => r.firstMs).join(', ')} ms; AX ${runs.map((r) => r.axMs).join(', ')} ms`);
+  return runs;
+}
+
+function printFirstReads(runs: FirstRead[]): void {
+  process.stdout.write(`\n${renderFirstReads(runs).join('\n')}\n`);
+  process.stdout.write(
+    `JSON (first reads, one line):\n${JSON.stringify({ bench: 'snapshot-first-read', runs })}\n`,
+  );
+}
+
 async function main(): Promise<void> {
   const started = performance.now();
   const server = await startFixtureServer();
+  if (FIRST_ONLY) {
+    try {
+      printFirstReads(await firstReads(server.url));
+    } finally {
+      await server.close();
+    }
+    return;
+  }
   const pages = loadPages();
   const executablePath = await embeddedExecutablePath();
   const browser = await launchBrowser();
@@ -756,6 +788,7 @@ async function main(): Promise<void> {
     const cold: ColdRun[] = [];
     for (let i = 0; i < COLD_RUNS; i++) cold.push(await coldStartOnce(urlOf(server.url, small.path)));
     log(`cold start: ${cold.map((c) => c.wallMs).join(', ')} ms`);
+    const first = await firstReads(server.url);
     // Every page measured on both sides and every cold start timed (a failure above throws).
     const outcome = new BenchOutcome('bench:snapshot', 'pages and cold starts');
     for (const r of results)
@@ -773,6 +806,7 @@ async function main(): Promise<void> {
       viewport: VIEWPORT,
       totalSeconds: round((performance.now() - started) / 1000),
     });
+    printFirstReads(first);
   } finally {
     await stagehand?.close().catch(() => undefined);
     await browser.close().catch(() => undefined);

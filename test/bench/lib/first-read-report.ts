@@ -1,0 +1,107 @@
+/**
+ * bench:snapshot's first-read profile: runs first-read.ts in fresh processes (one at a time, other
+ * browsers closed) and renders its figures, median per figure over the runs.
+ */
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fmt, fmtRatio, ratio, renderTable } from './stats.ts';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+export interface FirstRead {
+  nodes: number;
+  firstMs: number;
+  againMs: number;
+  axMs: number;
+  axNodes: number;
+  phases: Record<string, number>;
+  profile: { totalMs: number; kinds: Record<string, number>; top: [string, number][] };
+  act: { ms: number; ok: boolean; by: string; message?: string; settleMs: number; snapshotMs: number };
+}
+
+export function firstReadOnce(largeUrl: string, formUrl: string): Promise<FirstRead> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(here, 'first-read.ts'), largeUrl, formUrl],
+      {
+        cwd: join(here, '..', '..', '..'),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      err += d;
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (line) resolve(JSON.parse(line) as FirstRead);
+      else reject(new Error(`first-read child exited ${code}: ${err.slice(-2000)}`));
+    });
+  });
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? Number.NaN : s[Math.floor(s.length / 2)]!;
+};
+
+/** The first-read figures as printed lines. */
+export function renderFirstReads(runs: FirstRead[]): string[] {
+  const m = (f: (r: FirstRead) => number) => median(runs.map(f));
+  const first = m((r) => r.firstMs);
+  const ax = m((r) => r.axMs);
+  const out: string[] = [];
+  out.push(
+    `First read of a fresh page — large page (${m((r) => r.nodes)} DOM nodes, ${m((r) => r.axNodes)} AX nodes), median of ${runs.length} fresh processes`,
+  );
+  const phase = (k: string) => m((r) => r.phases[k] ?? Number.NaN);
+  out.push(
+    renderTable(
+      ['measure', 'ms', 'note'],
+      [
+        ['first snapshot() of the process', fmt(first), 'what one stateless call pays'],
+        ['first snapshot() in a 2nd fresh context', fmt(m((r) => r.againMs)), 'same process, warm Node'],
+        ['first getFullAXTree in a fresh context', fmt(ax), 'bare CDP, same page'],
+        [
+          'AX / first snapshot',
+          fmtRatio(ratio(ax, first)),
+          ratio(ax, first) >= 5 ? 'ok (target ≥ 5x)' : 'MISSED (target ≥ 5x)',
+        ],
+        ['  settle (fresh page, after load)', fmt(phase('settleMs')), 'a caller of act waits for it'],
+        ['  one bare round trip', fmt(phase('roundTripMs')), 'Runtime.evaluate "1"'],
+        ['  compile the collector', fmt(phase('compileMs')), 'Runtime.compileScript, ~30k chars'],
+        [
+          '  install + first walk, in the page',
+          fmt(phase('installAndWalkInPageMs')),
+          'performance.now() in page',
+        ],
+        ['  install + first walk, round trip', fmt(phase('installAndWalkRoundTripMs')), 'incl. transfer'],
+        ['  JSON.parse of the payload in Node', fmt(phase('parseMs')), `${fmt(phase('payloadChars'))} chars`],
+        ['  second walk, round trip', fmt(phase('secondWalkRoundTripMs')), 'collector warm'],
+        ['  second snapshot() whole', fmt(phase('secondSnapshotMs')), 'walk + build in Node'],
+      ],
+      ['left', 'right', 'left'],
+    ),
+  );
+  const kinds = new Set(runs.flatMap((r) => Object.keys(r.profile.kinds)));
+  out.push(
+    `first walk's CPU profile (renderer main thread, self ms by kind, median): ${[...kinds]
+      .map((k) => `${k} ${fmt(m((r) => r.profile.kinds[k] ?? 0))}`)
+      .join(', ')}`,
+  );
+  const mid = runs[Math.floor(runs.length / 2)]!;
+  out.push(`top self time (one run): ${mid.profile.top.map(([n, ms]) => `${n} ${ms}`).join(', ')}`);
+  out.push(
+    `act, first call in a fresh context on login.html (zero-token fill, settle included): ${fmt(m((r) => r.act.ms))} ms` +
+      ` (settle alone ${fmt(m((r) => r.act.settleMs))} ms, snapshot alone ${fmt(m((r) => r.act.snapshotMs))} ms);` +
+      ` ok ${runs.filter((r) => r.act.ok).length}/${runs.length}${mid.act.message ? ` — ${mid.act.message}` : ''}`,
+  );
+  return out;
+}
