@@ -3,7 +3,29 @@
  * candidates, the words the heal falls back to, the post-conditions the run saw), per-sample
  * values → typed inputs, URLs → patterns.
  */
-import type { LocatorCandidate, PostCondition, WorkflowInput, WorkflowNode } from './schema.ts';
+import {
+  type LocatorCandidate,
+  type PostCondition,
+  type Workflow,
+  type WorkflowInput,
+  type WorkflowNode,
+  WorkflowSchema,
+} from './schema.ts';
+
+/** A run that cannot be compiled, and why (shown to the caller as is). */
+export class CompileError extends Error {
+  override name = 'CompileError';
+}
+
+/** The compiled document, validated: a compiler bug surfaces here, not at replay. */
+export function finishCompiled(doc: unknown): Workflow {
+  const got = WorkflowSchema.safeParse(doc);
+  if (!got.success)
+    throw new CompileError(
+      `the compiled workflow is not valid: ${got.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
+  return got.data;
+}
 
 /** An element action as it was done and seen: the common form of agent logs and act results. */
 export interface RecordedAction {

@@ -7,22 +7,21 @@
  */
 import type { Page } from 'playwright-core';
 import { z } from 'zod';
-import type { ActResult } from '../ops/types.ts';
-import { candidatesFrom } from '../perception/candidates.ts';
-import { toLocator } from '../perception/locate.ts';
-import { Aliases, InputLifter, navigateNode, pinnedNode, type RecordedAction } from './compile-steps.ts';
-import { deriveExtractor } from './extractor.ts';
 import {
-  type LocatorCandidate,
-  LocatorCandidateSchema,
-  type Workflow,
-  type WorkflowNode,
-  WorkflowSchema,
-} from './schema.ts';
+  Aliases,
+  CompileError,
+  finishCompiled as finish,
+  InputLifter,
+  navigateNode,
+  pinnedNode,
+  type RecordedAction,
+} from './compile-steps.ts';
 
-export class CompileError extends Error {
-  override name = 'CompileError';
-}
+import { deriveExtractor } from './extractor.ts';
+import { type LocatorCandidate, LocatorCandidateSchema, type Workflow, type WorkflowNode } from './schema.ts';
+
+export { type ActRecord, compileActs } from './compile-acts.ts';
+export { CompileError } from './compile-steps.ts';
 
 const Recorded = z.object({
   role: z.string(),
@@ -124,15 +123,6 @@ async function dataNode(
     },
     why: derived.reason,
   };
-}
-
-function finish(doc: unknown): Workflow {
-  const got = WorkflowSchema.safeParse(doc);
-  if (!got.success)
-    throw new CompileError(
-      `the compiled workflow is not valid: ${got.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
-    );
-  return got.data;
 }
 
 /** The element a computer-use click was recorded on, as a pinned target's identity and candidates. */
@@ -390,93 +380,5 @@ export async function compileExtractSample(page: Page, sample: ExtractSample): P
       ...(sample.sampleId ? { sampleId: sample.sampleId } : {}),
       url: sample.url,
     },
-  });
-}
-
-/** One act call and what it returned. */
-export interface ActRecord {
-  instruction: string;
-  result: ActResult;
-}
-
-const ACT_METHODS: Record<string, RecordedAction['method']> = {
-  click: 'click',
-  dblclick: 'click',
-  fill: 'fill',
-  type: 'fill',
-  select: 'select',
-  check: 'check',
-  uncheck: 'uncheck',
-  press: 'press',
-};
-
-/** A sequence of acts (each with its instruction) → workflow. Candidates come from each action's durable locator. */
-export function compileActs(
-  acts: readonly ActRecord[],
-  opts: { startUrl: string; input?: Record<string, string>; name?: string },
-): Workflow {
-  if (acts.length === 0) throw new CompileError('no acts to compile');
-  const lifter = new InputLifter(opts.input ?? {});
-  const aliases = new Aliases();
-  const nodes: WorkflowNode[] = [
-    navigateNode(aliases.make('open_start_page'), lifter.url(opts.startUrl), 'open the start page'),
-  ];
-  let urlBefore = opts.startUrl;
-  for (const [n, { instruction, result }] of acts.entries()) {
-    if (!result.success)
-      throw new CompileError(
-        `act ${n + 1} ("${instruction}") did not succeed: ${result.error?.message ?? result.message}; only successful acts compile`,
-      );
-    const element = result.actions.filter((a) => a.method === 'goto' || ACT_METHODS[a.method]);
-    for (const [i, action] of element.entries()) {
-      const last = i === element.length - 1;
-      if (action.method === 'goto') {
-        nodes.push(
-          navigateNode(
-            aliases.make('go_to_page'),
-            lifter.lift(action.args?.[0] ?? ''),
-            action.description ?? 'go to a page',
-          ),
-        );
-        continue;
-      }
-      const method = ACT_METHODS[action.method]!;
-      if (!action.target || !('locator' in action.target))
-        throw new CompileError(
-          `act ${n + 1} ("${instruction}"): its ${action.method} has no element locator to pin`,
-        );
-      const locator = toLocator(action.target.locator);
-      const value =
-        method === 'fill' || method === 'select' || method === 'press' ? (action.args?.[0] ?? '') : undefined;
-      const rec: RecordedAction = {
-        method,
-        role: locator.role,
-        name: locator.name,
-        candidates: candidatesFrom(locator),
-        ...(value !== undefined ? { value } : {}),
-        // The act's own words pin the heal best when the act did one thing.
-        ...(element.length === 1 ? { instruction } : {}),
-        urlBefore,
-        after: {
-          ...(last ? { url: result.url } : {}),
-          ...(method === 'check' || method === 'uncheck' ? { checked: method === 'check' } : {}),
-        },
-      };
-      nodes.push(
-        pinnedNode(
-          aliases.make(`${method}_${locator.name || locator.role || 'element'}`),
-          rec,
-          value !== undefined && method !== 'press' ? lifter.lift(value) : value,
-        ),
-      );
-    }
-    urlBefore = result.url;
-  }
-  return finish({
-    name: opts.name ?? `compiled from ${acts.length} acts`,
-    version: 1,
-    inputs: lifter.inputs,
-    nodes,
-    source: { kind: 'acts', url: opts.startUrl },
   });
 }
