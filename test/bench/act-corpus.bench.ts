@@ -41,6 +41,8 @@ import { type Oracle, startOracle } from './lib/oracle-model.ts';
 import { BenchOutcome } from './lib/outcome.ts';
 import { percentile, round, table } from './lib/report.ts';
 
+// The Playwright adapter of the page-driver port, where the tree has one (ops take a driver there).
+await import(new URL('../../lib/browser/playwright-driver.ts', import.meta.url).href).catch(() => undefined);
 const LIMIT = Number(process.env.BENCH_LIMIT ?? 0) || Infinity;
 const PARALLEL = Math.max(1, Number(process.env.BENCH_PARALLEL ?? 3) || 3);
 const PERFECT = process.argv.includes('--perfect') || process.env.BENCH_PERFECT === '1';

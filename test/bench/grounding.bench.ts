@@ -38,6 +38,8 @@ import { percentile, round, table } from './lib/report.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
+// The Playwright adapter of the page-driver port, where the tree has one (ops take a driver there).
+await import(new URL('../../lib/browser/playwright-driver.ts', import.meta.url).href).catch(() => undefined);
 const LIMIT = Number(process.env.BENCH_LIMIT ?? 0) || Infinity;
 const PARALLEL = Math.max(1, Number(process.env.BENCH_PARALLEL ?? 3) || 3);
 const USE_CACHE = process.env.BENCH_CACHE === '1';
