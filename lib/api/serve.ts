@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { serve } from '@hono/node-server';
-import { mergePolicy, policyFromEnv } from '../browser/guard-policy.ts';
+import { type GuardPolicy, mergePolicy, policyFromEnv } from '../browser/guard-policy.ts';
 import { resolveModelConfig } from '../llm/config.ts';
 import type { OpLog } from '../ops/types.ts';
 import { jsonLog, type LogLevel, logLevelFrom } from '../runs/json-log.ts';
@@ -59,6 +59,10 @@ export async function startServer(options: ServeOptions = {}) {
   const pageHost =
     host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   const demo = { url: '', pages: [] as string[] };
+  // What pages of calls and of the runs this server starts may open: the operator's policy, plus the
+  // demo pages once the port is known (so the README's try-it works offline for runs too). Exact
+  // paths: the API and anything else on loopback stay closed.
+  const pagePolicy: GuardPolicy = { ...policy };
   // One JSON line per event on stderr (each act / observe / extract call, run slices, failures).
   const log: OpLog = jsonLog(
     (line) => process.stderr.write(`${line}\n`),
@@ -93,7 +97,7 @@ export async function startServer(options: ServeOptions = {}) {
     workflows: stores.workflows,
     runMemory: stores.runMemory,
     browser,
-    policy,
+    policy: pagePolicy,
     log,
     limits: {
       runsPerTenant: positive(env.BROWSERFN_MAX_RUNS_PER_KEY) ?? DEFAULT_RUNS_PER_KEY,
@@ -103,9 +107,7 @@ export async function startServer(options: ServeOptions = {}) {
   });
   const app = createApp({
     keys,
-    get policy() {
-      return demo.url ? mergePolicy(policy, { allowUrls: demo.pages }) : policy;
-    },
+    policy: pagePolicy,
     browser,
     cacheFor,
     log,
@@ -149,6 +151,7 @@ export async function startServer(options: ServeOptions = {}) {
   const base = `http://${host === '0.0.0.0' ? 'localhost' : host}:${actualPort}`;
   demo.url = `http://${pageHost}:${actualPort}${DEMO_PATH}`;
   demo.pages = DEMO_PATHS.map((p) => `http://${pageHost}:${actualPort}${p}`);
+  pagePolicy.allowUrls = mergePolicy(policy, { allowUrls: demo.pages }).allowUrls ?? [];
   print(`browserfn API listening on ${base}  (OpenAPI: ${base}/openapi.json, demo page: ${demo.url})`);
   print(startBanner(policy, demo.url));
   if (generated)

@@ -90,6 +90,7 @@ describe('the README, walked offline', () => {
     // The quickstart's curl line and the offline section, at least.
     expect(lines.length).toBeGreaterThanOrEqual(9);
     let runId = '';
+    let cliRunId = '';
     const outputs: [string, string][] = [];
     for (const line of lines) {
       const command = line
@@ -99,7 +100,9 @@ describe('the README, walked offline', () => {
         .replaceAll('npx browserfn ', `${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} `);
       const r = await sh(command);
       expect(r.code, `${line}\n${r.stderr}`).toBe(0);
-      runId = /^run (\S+) started/m.exec(r.stdout)?.[1] ?? runId;
+      // The CLI prints `run <id> started`; POST /v1/runs answers `{ "runId": … }`.
+      cliRunId = /^run (\S+) started/m.exec(r.stdout)?.[1] ?? cliRunId;
+      runId = (/^run (\S+) started/m.exec(r.stdout) ?? /"runId":"([^"]+)"/.exec(r.stdout))?.[1] ?? runId;
       outputs.push([line, r.stdout]);
     }
     /** What the first walked line starting with `prefix` printed. */
@@ -115,16 +118,33 @@ describe('the README, walked offline', () => {
     expect(replay).toContain('"count": 4');
     expect(replay).toMatch(/products\tok\tdeterministic\t0 tokens/);
     expect(replay).toMatch(/done: v1, 0 tokens/);
-    expect(runId).toMatch(/^\d{8}-\d{6}-[0-9a-f]{6}$/);
+    expect(cliRunId).toMatch(/^\d{8}-\d{6}-[0-9a-f]{6}$/);
     expect(out('npx browserfn run')).toMatch(/run \S+ done: 3 done/);
     expect(out('npx browserfn run')).toContain('spent: 0 tokens');
-    const csv = await readFile(join(dir, 'evidence', 'local', `run_${runId}`, 'combined.csv'), 'utf8');
+    const csv = await readFile(join(dir, 'evidence', 'local', `run_${cliRunId}`, 'combined.csv'), 'utf8');
     expect(csv).toContain('Steel Kettle,24.9,12 in stock');
     expect(out('npx browserfn verify')).toMatch(/^ok: \d+ evidence files match the manifest/);
     expect((await stat(out('npx browserfn report').trim())).isFile()).toBe(true);
     expect(out('npx browserfn snapshot')).toContain('Linen Tea Towel');
     expect(out('npx browserfn extract')).toContain('Tall Mug');
     expect(JSON.parse(out('npx browserfn act'))).toMatchObject({ success: true });
+    // The run started over the API opened the demo pages (the guard refused them before) and read them.
+    const apiRunId = JSON.parse(out('curl -s http://127.0.0.1:8787/v1/runs -H')).runId as string;
+    expect(apiRunId).not.toBe(cliRunId);
+    const auth = { authorization: `Bearer ${key}` };
+    let status = '';
+    for (let i = 0; i < 600 && !['done', 'failed', 'cancelled'].includes(status); i++) {
+      if (i) await new Promise((r) => setTimeout(r, 500));
+      const res = await fetch(`http://127.0.0.1:${port}/v1/runs/${apiRunId}`, { headers: auth });
+      status = ((await res.json()) as { status: string }).status;
+    }
+    const rows = await fetch(`http://127.0.0.1:${port}/v1/runs/${apiRunId}/results?format=csv`, {
+      headers: auth,
+    });
+    const apiCsv = await rows.text();
+    expect(status, apiCsv).toBe('done');
+    expect(apiCsv).toContain('Tall Mug,8.5,40 in stock');
+    expect(apiCsv).toContain('Linen Tea Towel,6.75,85 in stock');
   }, 900_000);
 
   it('logs each /v1 call with its fields, and never a secret value', async () => {
