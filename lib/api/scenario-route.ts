@@ -1,6 +1,8 @@
 /**
  * `POST /v1/scenarios`: a step list carried out on one page within the request's deadline, each
- * step proved by its verifications. Answers with the status (passed / stuck / infeasible /
+ * step proved by its verifications. With `urls` (many pages) or `async: true` it starts a run in
+ * mode "scenario" instead (the same request `POST /v1/runs` takes, so the same limits) and answers
+ * 202 with the run id. Answers with the status (passed / stuck / infeasible /
  * failed), the step it ended on, every step's verifications as evidence, usage, and — for a passed
  * scenario with `compile: true` — the workflow that replays it without a model.
  */
@@ -28,7 +30,15 @@ const HttpUrl = z
 
 export const ScenarioRequest = z
   .object({
-    url: HttpUrl.describe('page the scenario starts on, in a fresh browser context'),
+    url: HttpUrl.optional().describe('page the scenario starts on, in a fresh browser context'),
+    urls: z
+      .array(HttpUrl)
+      .min(1)
+      .max(10_000)
+      .optional()
+      .describe('many pages: a run in mode "scenario", one sample per URL (answers 202 with the run id)'),
+    async: z.boolean().optional().describe('start a run even for one url (answers 202 with the run id)'),
+    concurrency: z.number().int().min(1).max(1000).optional().describe('a run: samples worked on at once'),
     steps: ScenarioSchema.shape.steps,
     variables: z
       .record(z.string().regex(/^[A-Za-z_][\w.-]*$/, 'variable names are letters, digits, _ . -'), z.string())
@@ -45,7 +55,22 @@ export const ScenarioRequest = z
     timeoutMs: z.number().int().min(1000).max(900_000).optional().describe('answer by then (default 120 s)'),
   })
   .strict()
+  .superRefine((b, ctx) => {
+    const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+    if ((b.url === undefined) === (b.urls === undefined))
+      issue(b.url === undefined ? 'url' : 'urls', 'give either url (one page) or urls (a run over many)');
+    if (!asRun(b)) return;
+    // A run's spec is stored: secrets are never written into it.
+    if (b.variables)
+      issue('variables', 'not accepted for a scenario run (its spec is stored; secrets are not)');
+    if (b.compile)
+      issue('compile', 'not for a run: compile a passed sample with POST /v1/scenarios on its url');
+    if (b.runId) issue('runId', 'a run gets its own id');
+  })
   .openapi('ScenarioRequest');
+
+type Request = z.infer<typeof ScenarioRequest>;
+const asRun = (b: { urls?: unknown; async?: boolean }) => b.urls !== undefined || b.async === true;
 
 const Verification = z.object({
   check: z.string(),
@@ -92,6 +117,8 @@ export interface ScenarioRouteDeps extends OpDeps {
   /** Where a tenant's scenario evidence goes (default: the configured store). */
   agentStores?: (tenant: string) => { evidence: EvidenceStore };
   requestTimeoutMs?: number;
+  /** The runs API (lib/api/runs.ts): present when this deployment runs runs. */
+  runs?: object;
 }
 
 const configuredEvidence = (() => {
@@ -116,6 +143,11 @@ const route = createRoute({
       description: 'the scenario ended (passed, stuck, infeasible) or failed (model error, deadline)',
       content: { 'application/json': { schema: ScenarioResponse } },
     },
+    202: {
+      description:
+        'urls or async: a run in mode "scenario" was started ({ runId, status: queued }; see /v1/runs/{id})',
+      content: { 'application/json': { schema: z.object({ runId: z.string(), status: z.string() }) } },
+    },
     400: { description: 'invalid request', content: { 'application/json': { schema: ErrorBody } } },
     403: {
       description: 'URL blocked by the network guard',
@@ -131,6 +163,8 @@ type Env = { Variables: { tenant: string } };
 export function registerScenarioRoute(app: OpenAPIHono<Env>, deps: ScenarioRouteDeps): void {
   app.openapi(route, async (c) => {
     const body = c.req.valid('json');
+    if (asRun(body)) return startRun(app, c.req.raw, body, deps) as never;
+    if (!body.url) throw new OpError('invalid', 'url: required');
     const tenant = c.get('tenant');
     const verdict = await checkUrl(body.url, deps.policy);
     if (!verdict.ok) throw new OpError('blocked', verdict.message);
@@ -198,4 +232,39 @@ export function registerScenarioRoute(app: OpenAPIHono<Env>, deps: ScenarioRoute
       await session.close();
     }
   });
+}
+
+/**
+ * A scenario over many URLs (or `async`): the run `POST /v1/runs` would start for the spec
+ * `{ scenario: { steps }, model, concurrency }` and these samples — sent through that route, so the
+ * key's run limits, the server's caps and the launch answers are the same — and its answer as is.
+ */
+async function startRun(
+  app: OpenAPIHono<Env>,
+  raw: globalThis.Request,
+  body: Request,
+  deps: ScenarioRouteDeps,
+): Promise<Response> {
+  if (!deps.runs)
+    return Response.json(
+      { error: { kind: 'unavailable', message: 'this server has no runs API; send one url without async' } },
+      { status: 501 },
+    );
+  const urls = body.urls ?? [body.url!];
+  const spec = {
+    scenario: { steps: body.steps },
+    ...(body.model ? { model: body.model } : {}),
+    ...(body.concurrency ? { concurrency: body.concurrency } : {}),
+    ...(body.timeoutMs ? { wallClockSeconds: Math.ceil(body.timeoutMs / 1000) } : {}),
+  };
+  return app.fetch(
+    new Request(new URL('/v1/runs', raw.url), {
+      method: 'POST',
+      headers: { authorization: raw.headers.get('authorization') ?? '', 'content-type': 'application/json' },
+      body: JSON.stringify({
+        spec,
+        samples: urls.map((url, i) => ({ sampleId: `s${String(i + 1).padStart(4, '0')}`, url })),
+      }),
+    }),
+  );
 }
