@@ -15,6 +15,7 @@ import { FairShare, RUN_READS_AT_ONCE } from './fair-share.ts';
 import { registerJudgeRoute } from './judge-route.ts';
 import { logOps } from './op-log.ts';
 import { documentHealth, OPENAPI_INFO } from './openapi-responses.ts';
+import { registerRepairRoute } from './repair-route.ts';
 import { registerReportLinkRoute, reportLinkAuth, reportLinkKey } from './report-link.ts';
 import { type Doing, type OpDeps, withPage } from './run-op.ts';
 import { type RunsApiDeps, registerRunRoutes } from './runs.ts';
@@ -65,6 +66,7 @@ const PAGE_CALLS = new Set([
   '/v1/extract',
   '/v1/agent',
   '/v1/scenarios',
+  '/v1/repair',
   '/v1/workflows/plan',
   '/v1/workflows/compile',
 ]);
@@ -454,5 +456,6 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   if (deps.workflows) registerWorkflowShowRoute(app, { store: deps.workflows });
   registerAgentRoute(app, deps);
   registerScenarioRoute(app, deps);
+  registerRepairRoute(app, deps);
   return app;
 }
