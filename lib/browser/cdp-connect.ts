@@ -4,6 +4,8 @@ import net from 'node:net';
 import { type Browser, chromium as playwright } from 'playwright-core';
 import { CdpConnectError, type CdpPolicy, checkCdpUrl, displayCdpUrl } from './cdp-guard.ts';
 import { type Resolver, systemResolver } from './guard.ts';
+// Registers the Playwright adapter of the page-driver port: perception takes these pages as drivers.
+import './playwright-driver.ts';
 
 function reasonOf(err: unknown): string {
   const e = err as NodeJS.ErrnoException | undefined;

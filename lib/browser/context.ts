@@ -7,6 +7,8 @@ import {
   NAV_INTENT,
   SHADOW_ROOT_HOOK,
 } from './init-scripts.ts';
+// Registers the Playwright adapter of the page-driver port: perception takes these pages as drivers.
+import './playwright-driver.ts';
 
 export type StorageState = Awaited<ReturnType<BrowserContext['storageState']>>;
 

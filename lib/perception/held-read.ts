@@ -1,4 +1,4 @@
-import type { Frame, Page } from 'playwright-core';
+import { asDriver, type DriverFrame, type PageDriver, type PageInput } from '../browser/page-driver.ts';
 import type { WatchMark } from './injected/watch.ts';
 import type { FrameCollect } from './tree.ts';
 import type { Snapshot } from './types.ts';
@@ -25,7 +25,7 @@ export interface HeldRead {
   /** The in-page read options it was taken with (scope, ignore, text). */
   key: string;
   collected: FrameCollect[];
-  live: Frame[];
+  live: DriverFrame[];
   mark: WatchMark;
   at: number;
   /** Snapshots already built from this read (see builtFrom): they go when the read goes. */
@@ -73,34 +73,38 @@ export function mayReuse(
   return true;
 }
 
-const held = new WeakMap<Page, HeldRead>();
+const held = new WeakMap<PageDriver, HeldRead>();
 /** Walks started per page: only the latest may be held (the page's element registry follows it). */
-const walks = new WeakMap<Page, number>();
+const walks = new WeakMap<PageDriver, number>();
 /** A read started ahead of the next call (see readAhead in snapshot.ts), which that call waits for. */
-const ahead = new WeakMap<Page, Promise<void>>();
+const ahead = new WeakMap<PageDriver, Promise<void>>();
 /** The latest notice per page: it can arrive before the read it follows is held. */
-const lastNotice = new WeakMap<Page, WatchMark>();
-const watching = new WeakMap<Page, Promise<boolean>>();
+const lastNotice = new WeakMap<PageDriver, WatchMark>();
+const watching = new WeakMap<PageDriver, Promise<boolean>>();
 
-export function forgetRead(page: Page): void {
+export function forgetRead(input: PageInput): void {
+  drop(asDriver(input));
+}
+
+function drop(page: PageDriver): void {
   held.delete(page);
 }
 
 /** Numbers a walk of the page as it starts. */
-export function startWalk(page: Page): number {
+export function startWalk(page: PageDriver): number {
   const n = (walks.get(page) ?? 0) + 1;
   walks.set(page, n);
   return n;
 }
 
-export function expectAhead(page: Page, read: Promise<void>): void {
+export function expectAhead(page: PageDriver, read: Promise<void>): void {
   ahead.set(page, read);
   void read.finally(() => {
     if (ahead.get(page) === read) ahead.delete(page);
   });
 }
 
-export const readAheadOf = (page: Page): Promise<void> | undefined => ahead.get(page);
+export const readAheadOf = (page: PageDriver): Promise<void> | undefined => ahead.get(page);
 
 /** What the page's notice says: `<document token>:<change count>`. */
 export function parseNotice(payload: string): WatchMark | undefined {
@@ -110,45 +114,29 @@ export function parseNotice(payload: string): WatchMark | undefined {
   return { doc: payload.slice(0, at), seq };
 }
 
-function noticed(page: Page, payload: string): void {
+function noticed(page: PageDriver, payload: string): void {
   const mark = parseNotice(payload);
   if (!mark) {
-    forgetRead(page);
+    drop(page);
     return;
   }
   lastNotice.set(page, mark);
   const h = held.get(page);
-  if (h && (h.mark.doc !== mark.doc || mark.seq > h.mark.seq)) forgetRead(page);
+  if (h && (h.mark.doc !== mark.doc || mark.seq > h.mark.seq)) drop(page);
 }
 
 /**
- * Gives the page the change binding (a CDP binding of our own session, not Playwright's
- * exposeBinding, whose page globals name Playwright to every bot check) and drops held reads on
- * navigations, frames and dialogs. A CDP binding reaches only the documents present when it is
- * added, so it is added again on each navigation. False when the page would not take it: then
- * nothing is ever held for it.
+ * Gives the page the change binding (the driver's own binding, never one whose page globals name
+ * an automation library to bot checks) and drops held reads on navigations, frames and dialogs.
+ * False when the page would not take it: then nothing is ever held for it.
  */
-export function watchChanges(page: Page): Promise<boolean> {
+export function watchChanges(input: PageInput): Promise<boolean> {
+  const page = asDriver(input);
   let ready = watching.get(page);
   if (!ready) {
     ready = (async () => {
-      const cdp = await page.context().newCDPSession(page);
-      const bind = () => cdp.send('Runtime.addBinding', { name: CHANGE_BINDING });
-      cdp.on('Runtime.bindingCalled', (e) => {
-        if (e.name === CHANGE_BINDING) noticed(page, e.payload);
-      });
-      await bind();
-      const drop = () => forgetRead(page);
-      page.on('framenavigated', (frame) => {
-        forgetRead(page);
-        if (frame === page.mainFrame()) bind().catch(() => undefined);
-      });
-      page.on('frameattached', drop);
-      page.on('framedetached', drop);
-      page.on('dialog', drop);
-      page.on('filechooser', drop);
-      page.on('close', drop);
-      page.on('crash', drop);
+      await page.addBinding(CHANGE_BINDING, (payload) => noticed(page, payload));
+      page.onChange(() => drop(page));
       return true;
     })().catch(() => false);
     watching.set(page, ready);
@@ -156,7 +144,7 @@ export function watchChanges(page: Page): Promise<boolean> {
   return ready;
 }
 
-export function heldRead(page: Page, key: string): HeldRead | undefined {
+export function heldRead(page: PageDriver, key: string): HeldRead | undefined {
   const h = held.get(page);
   const now = { key, at: performance.now(), frames: page.frames().length, changed: lastNotice.get(page) };
   return mayReuse(h, now) ? h : undefined;
@@ -164,15 +152,15 @@ export function heldRead(page: Page, key: string): HeldRead | undefined {
 
 /** Keeps a fresh read (taken with its notice armed) for the next read-only call; returns it. */
 export function holdRead(
-  page: Page,
+  page: PageDriver,
   key: string,
   collected: FrameCollect[],
-  live: Frame[],
+  live: DriverFrame[],
   walk: number,
 ): HeldRead | undefined {
   const mark = collected[0]?.raw.watch;
   if (!mark || collected.length !== 1 || walks.get(page) !== walk) {
-    forgetRead(page);
+    drop(page);
     return undefined;
   }
   // Reused, it is no longer the document's first read: ids must not start over.

@@ -1,20 +1,23 @@
-import type { Frame, Page } from 'playwright-core';
+import type { DriverFrame, PageDriver } from '../browser/page-driver.ts';
 import type { Snapshot } from './types.ts';
 
 /**
- * Live handles that belong to a snapshot but must never be serialised with it: the Playwright
- * frames its `frame` indexes point at, each element's id inside its own frame, and the per-page
- * id space.
+ * Live handles that belong to a snapshot but must never be serialised with it: the driver frames
+ * its `frame` indexes point at, each element's id inside its own frame, and the per-page id space.
  */
-const framesOf = new WeakMap<Snapshot, Frame[]>();
+const framesOf = new WeakMap<Snapshot, DriverFrame[]>();
 const localIdsOf = new WeakMap<Snapshot, Map<number, number>>();
 
-export const attachFrames = (snapshot: Snapshot, frames: Frame[], localIds: Map<number, number>): void => {
+export const attachFrames = (
+  snapshot: Snapshot,
+  frames: DriverFrame[],
+  localIds: Map<number, number>,
+): void => {
   framesOf.set(snapshot, frames);
   localIdsOf.set(snapshot, localIds);
 };
 
-export const liveFrame = (snapshot: Snapshot, index: number): Frame | undefined =>
+export const liveFrame = (snapshot: Snapshot, index: number): DriverFrame | undefined =>
   framesOf.get(snapshot)?.[index];
 
 /** The id the element carries inside its frame (what the in-page registry knows it by). */
@@ -27,12 +30,12 @@ export const localId = (snapshot: Snapshot, id: number): number | undefined =>
  */
 export interface PageIds {
   next: number;
-  frames: WeakMap<Frame, Map<number, number>>;
+  frames: WeakMap<DriverFrame, Map<number, number>>;
 }
 
-const pageIds = new WeakMap<Page, PageIds>();
+const pageIds = new WeakMap<PageDriver, PageIds>();
 
-export function idSpace(page: Page): PageIds {
+export function idSpace(page: PageDriver): PageIds {
   let ids = pageIds.get(page);
   if (!ids) {
     ids = { next: 1, frames: new WeakMap() };
@@ -42,8 +45,8 @@ export function idSpace(page: Page): PageIds {
 }
 
 /** A new top document: every id starts over. */
-export function resetIdSpace(page: Page): PageIds {
-  const ids = { next: 1, frames: new WeakMap<Frame, Map<number, number>>() };
+export function resetIdSpace(page: PageDriver): PageIds {
+  const ids = { next: 1, frames: new WeakMap<DriverFrame, Map<number, number>>() };
   pageIds.set(page, ids);
   return ids;
 }

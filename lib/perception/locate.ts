@@ -1,4 +1,6 @@
+// Types only, for the Playwright-side wrappers at the end: nothing of Playwright is loaded here.
 import type { ElementHandle, Frame, Page } from 'playwright-core';
+import { asDriver, type DriverElement, type DriverFrame, type PageInput } from '../browser/page-driver.ts';
 import { resolveExpression } from './injected/source.ts';
 import { liveFrame, localId } from './live.ts';
 import type { DurableLocator, ElementId, Snapshot, SnapshotElement } from './types.ts';
@@ -8,6 +10,13 @@ export interface Located {
   handle: ElementHandle<Element>;
   frame: Frame;
   /** How it was found: the live element of the snapshot, or the durable locator. */
+  via: 'id' | 'xpath' | 'role-name';
+}
+
+/** An element found through the page-driver port. */
+export interface Found {
+  element: DriverElement;
+  frame: DriverFrame;
   via: 'id' | 'xpath' | 'role-name';
 }
 
@@ -35,29 +44,24 @@ export function toLocator(input: DurableLocator | string): DurableLocator {
   return typeof input === 'string' ? { xpath: input, role: '', name: '' } : input;
 }
 
-async function markedHandle(frame: Frame): Promise<ElementHandle<Element> | undefined> {
-  const h = await frame.evaluateHandle('globalThis.__bfnTarget');
-  const el = h.asElement() as ElementHandle<Element> | null;
-  if (!el) await h.dispose();
-  return el ?? undefined;
+async function markedElement(frame: DriverFrame): Promise<DriverElement | undefined> {
+  return frame.element('globalThis.__bfnTarget');
 }
 
 /** Walks the chain frame by frame: each time the path reaches an <iframe>, continue in its document. */
-export async function locateByXPath(page: Page, xpath: string): Promise<Located | LocateFailure> {
-  let frame: Frame = page.mainFrame();
+export async function findElementByXPath(input: PageInput, xpath: string): Promise<Found | LocateFailure> {
+  let frame: DriverFrame = asDriver(input).mainFrame();
   let segments = xpath.split(' >> ');
   for (let hops = 0; hops < 10; hops++) {
-    const res = (await frame.evaluate(resolveExpression(segments.join(' >> '), true))) as {
-      found: boolean;
-      frameHop?: number;
-      error?: string;
-    };
+    const res = await frame.evaluate<{ found: boolean; frameHop?: number; error?: string }>(
+      resolveExpression(segments.join(' >> '), true),
+    );
     if (!res.found) return { error: res.error ?? `nothing matches ${xpath}` };
-    const handle = await markedHandle(frame);
-    if (!handle) return { error: `element for ${xpath} vanished` };
-    if (res.frameHop === undefined) return { handle, frame, via: 'xpath' };
-    const child = await handle.contentFrame();
-    await handle.dispose();
+    const element = await markedElement(frame);
+    if (!element) return { error: `element for ${xpath} vanished` };
+    if (res.frameHop === undefined) return { element, frame, via: 'xpath' };
+    const child = await element.contentFrame();
+    await element.dispose();
     if (!child) return { error: `iframe in ${xpath} has no document` };
     frame = child;
     segments = segments.slice(res.frameHop);
@@ -69,27 +73,24 @@ export async function locateByXPath(page: Page, xpath: string): Promise<Located 
  * The element behind a snapshot id: the very element the walker saw if it is still attached,
  * else its durable locator (the page re-rendered it).
  */
-export async function locateById(
-  page: Page,
+export async function findElementById(
+  input: PageInput,
   snapshot: Snapshot,
   id: ElementId,
-): Promise<Located | LocateFailure> {
+): Promise<Found | LocateFailure> {
+  const page = asDriver(input);
   const el = elementById(snapshot, id);
   if (!el) return { error: `element [${id}] is not in the snapshot` };
   const frame = liveFrame(snapshot, el.frame);
   // Inside its frame the element is known by its own, frame-local id.
   const local = localId(snapshot, id) ?? id;
   if (frame && !frame.isDetached()) {
-    const h = await frame
-      .evaluateHandle((n) => {
-        const reg = (globalThis as unknown as { __bfnEls?: Map<number, Element> }).__bfnEls;
-        const node = reg?.get(n);
-        return node?.isConnected ? node : null;
-      }, local)
+    const element = await frame
+      .element(
+        `(() => { const node = globalThis.__bfnEls?.get(${Number(local)}); return node?.isConnected ? node : null; })()`,
+      )
       .catch(() => undefined);
-    const handle = h?.asElement() as ElementHandle<Element> | null | undefined;
-    if (handle) return { handle, frame, via: 'id' };
-    await h?.dispose();
+    if (element) return { element, frame, via: 'id' };
   }
   // The element the model saw is gone (re-rendered or removed). Its old path may now point at a
   // neighbour, so only accept what a fresh read says is the same role and name.
@@ -97,6 +98,29 @@ export async function locateById(
   const fresh = await read(page, { text: false });
   const again = findByLocator(fresh, el.locator);
   if (!again) return { error: `element [${id}] (${el.role} "${el.name}") is no longer on the page` };
-  const found = await locateById(page, fresh, again.id);
+  const found = await findElementById(page, fresh, again.id);
   return 'error' in found ? found : { ...found, via: 'role-name' };
+}
+
+/** The Playwright handle behind a driver element (Node callers that work on ElementHandles). */
+type Native = { handle: ElementHandle<Element>; frame: { native: Frame } };
+const toLocated = (found: Found | LocateFailure): Located | LocateFailure => {
+  if ('error' in found) return found;
+  const el = found.element as unknown as Partial<Native>;
+  if (!el.handle || !el.frame) return { error: 'this page is not driven by Playwright' };
+  return { handle: el.handle, frame: el.frame.native, via: found.via };
+};
+
+/** `findElementByXPath` for Playwright callers: the element as an ElementHandle. */
+export async function locateByXPath(page: Page, xpath: string): Promise<Located | LocateFailure> {
+  return toLocated(await findElementByXPath(page, xpath));
+}
+
+/** `findElementById` for Playwright callers: the element as an ElementHandle. */
+export async function locateById(
+  page: Page,
+  snapshot: Snapshot,
+  id: ElementId,
+): Promise<Located | LocateFailure> {
+  return toLocated(await findElementById(page, snapshot, id));
 }

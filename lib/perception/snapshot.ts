@@ -1,4 +1,4 @@
-import type { Frame, Page } from 'playwright-core';
+import { asDriver, type DriverFrame, type PageDriver, type PageInput } from '../browser/page-driver.ts';
 import {
   builtFrom,
   CHANGE_BINDING,
@@ -53,7 +53,7 @@ const inPageArgs = (opts: SnapshotOptions, main: boolean) => ({
 });
 
 async function collectFrame(
-  frame: Frame,
+  frame: DriverFrame,
   opts: SnapshotOptions,
   main: boolean,
   quietMs?: number,
@@ -61,8 +61,8 @@ async function collectFrame(
 ): Promise<RawCollect | Busy> {
   const args = inPageArgs(opts, main);
   const json =
-    ((await frame.evaluate(collectCall(args, quietMs, watch))) as string | undefined) ??
-    ((await frame.evaluate(collectInstall(args, quietMs, watch))) as string);
+    (await frame.evaluate<string | undefined>(collectCall(args, quietMs, watch))) ??
+    (await frame.evaluate<string>(collectInstall(args, quietMs, watch)));
   return JSON.parse(json) as RawCollect | Busy;
 }
 
@@ -80,16 +80,15 @@ function withinTime<T>(work: Promise<T>): Promise<T | undefined> {
 }
 
 /** Slot key of each child frame's <iframe>, remembered: asking the browser costs round trips. */
-const frameKeys = new WeakMap<Frame, number>();
+const frameKeys = new WeakMap<DriverFrame, number>();
 
-async function keyOf(frame: Frame): Promise<number | undefined> {
+async function keyOf(frame: DriverFrame): Promise<number | undefined> {
   const known = frameKeys.get(frame);
   if (known !== undefined) return known;
   try {
-    const handle = await frame.frameElement();
-    const key = (await handle.evaluate((e) => (e as Element & { __bfnKey?: number }).__bfnKey)) as
-      | number
-      | undefined;
+    const handle = await frame.owner();
+    if (!handle) return undefined;
+    const key = await handle.call((e) => (e as Element & { __bfnKey?: number }).__bfnKey);
     await handle.dispose();
     if (key) frameKeys.set(frame, key);
     return key;
@@ -112,11 +111,11 @@ const intersect = (a: FrameCollect['clip'], b: FrameCollect['clip']): FrameColle
  * its parent's walk recorded, with offsets and visible area carried down.
  */
 async function collectAll(
-  page: Page,
+  page: PageDriver,
   options: SnapshotOptions,
   quietMs?: number,
   watch?: string,
-): Promise<{ collected: FrameCollect[]; live: Frame[] } | undefined> {
+): Promise<{ collected: FrameCollect[]; live: DriverFrame[] } | undefined> {
   const main = page.mainFrame();
   const others = options.frames === false ? [] : page.frames().filter((f) => f !== main);
   const [mainRaw, ...childRaws] = await Promise.all([
@@ -128,12 +127,12 @@ async function collectAll(
   // Only the top document's clock counts, as in `settle`.
   if (isBusy(mainRaw)) return undefined;
   if (mainRaw!.error) throw new SnapshotError(mainRaw!.error);
-  const rawOf = new Map<Frame, RawCollect>();
+  const rawOf = new Map<DriverFrame, RawCollect>();
   others.forEach((f, i) => {
     const raw = childRaws[i];
     if (raw && !isBusy(raw)) rawOf.set(f, raw);
   });
-  const viewport = page.viewportSize() ?? { width: 1280, height: 720 };
+  const viewport = page.viewport();
   const collected: FrameCollect[] = [
     {
       raw: mainRaw!,
@@ -141,11 +140,11 @@ async function collectAll(
       clip: { x: 0, y: 0, w: viewport.width, h: viewport.height },
     },
   ];
-  const live: Frame[] = [main];
+  const live: DriverFrame[] = [main];
   for (let at = 0; at < collected.length; at++) {
     const parent = collected[at]!;
     if (parent.raw.frames.length === 0) continue;
-    const children = live[at]!.childFrames().filter((c) => rawOf.has(c));
+    const children = live[at]!.children().filter((c) => rawOf.has(c));
     const keys = await Promise.all(children.map(keyOf));
     for (const slot of parent.raw.frames) {
       const child = children[keys.indexOf(slot.key)];
@@ -176,11 +175,11 @@ async function collectAll(
  * must always match it.
  */
 async function collectOrReuse(
-  page: Page,
+  page: PageDriver,
   options: SnapshotCallOptions,
   quietMs?: number,
   isReadAhead = false,
-): Promise<{ collected: FrameCollect[]; live: Frame[]; held?: HeldRead } | undefined> {
+): Promise<{ collected: FrameCollect[]; live: DriverFrame[]; held?: HeldRead } | undefined> {
   if (!options.reuse) {
     forgetRead(page);
     startWalk(page);
@@ -205,7 +204,7 @@ async function collectOrReuse(
 
 /** Pages whose walks cost too much to make one that may go unused. */
 export const READ_AHEAD_MAX_NODES = 5000;
-const lastNodes = new WeakMap<Page, number>();
+const lastNodes = new WeakMap<PageDriver, number>();
 
 /**
  * Walks the page now and holds the read for the next read-only call, if `ready` says the page is
@@ -214,11 +213,12 @@ const lastNodes = new WeakMap<Page, number>();
  * the way. A small page only (its last walk under READ_AHEAD_MAX_NODES nodes).
  */
 export function readAhead(
-  page: Page,
+  input: PageInput,
   options: SnapshotCallOptions,
   quietMs: number,
   ready: () => boolean,
 ): void {
+  const page = asDriver(input);
   if ((lastNodes.get(page) ?? Number.POSITIVE_INFINITY) > READ_AHEAD_MAX_NODES || !ready()) return;
   const read = collectOrReuse(page, { ...options, reuse: true }, quietMs, true).then(
     () => undefined,
@@ -231,8 +231,8 @@ export function readAhead(
  * Turns a live page into what a model reads: one walk per frame inside the page (no full AX tree
  * over CDP), stitched into one tree with one id space, then budgeted / chunked / redacted.
  */
-export async function snapshot(page: Page, options: SnapshotCallOptions = {}): Promise<Snapshot> {
-  return (await read(page, options))!;
+export async function snapshot(page: PageInput, options: SnapshotCallOptions = {}): Promise<Snapshot> {
+  return (await read(asDriver(page), options))!;
 }
 
 /**
@@ -240,15 +240,15 @@ export async function snapshot(page: Page, options: SnapshotCallOptions = {}): P
  * cost of one round trip, no walk) when it has not, so the caller waits and reads again.
  */
 export function snapshotIfQuiet(
-  page: Page,
+  page: PageInput,
   quietMs: number,
   options: SnapshotCallOptions = {},
 ): Promise<Snapshot | undefined> {
-  return read(page, options, quietMs);
+  return read(asDriver(page), options, quietMs);
 }
 
 async function read(
-  page: Page,
+  page: PageDriver,
   options: SnapshotCallOptions,
   quietMs?: number,
 ): Promise<Snapshot | undefined> {

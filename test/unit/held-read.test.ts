@@ -1,6 +1,6 @@
-import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { mayChangePage } from '../../lib/api/stagehand/cdp-filter.ts';
+import type { PageDriver } from '../../lib/browser/page-driver.ts';
 import {
   builtFrom,
   type HeldRead,
@@ -74,7 +74,7 @@ describe('which CDP commands from a client drop held reads', () => {
 });
 
 describe('holding a read', () => {
-  const page = { frames: () => [{}] } as unknown as Page;
+  const page = { frames: () => [{}] } as unknown as PageDriver;
   const collected = [
     { raw: { watch: { doc: 'd', seq: 0 }, fresh: true } },
   ] as unknown as HeldRead['collected'];
@@ -90,7 +90,7 @@ describe('holding a read', () => {
   });
 
   it('holds nothing for a read whose change notice was not armed', () => {
-    const fresh = { frames: () => [{}] } as unknown as Page;
+    const fresh = { frames: () => [{}] } as unknown as PageDriver;
     const unarmed = [{ raw: { fresh: true } }] as unknown as HeldRead['collected'];
     holdRead(fresh, 'k', unarmed, [], startWalk(fresh));
     expect(heldRead(fresh, 'k')).toBeUndefined();
