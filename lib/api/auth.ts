@@ -1,42 +1,14 @@
 import { readFileSync } from 'node:fs';
+import { type Entry, fromList, KeyConfigError, type KeyRing, ringOf } from './key-ring.ts';
 
-/** API key → tenant id. */
-export type KeyRing = Map<string, string>;
-
-/** A keys configuration the server must not start with. One line; never contains a key. */
-export class KeyConfigError extends Error {
-  override name = 'KeyConfigError';
-}
-
-/** A tenant becomes a storage key segment of up to 3 characters per byte; keep it under a file name's 255. */
-const MAX_TENANT_BYTES = 64;
-
-type Entry = { key: string; tenant: string; where: string };
-
-function checkEntry(e: Entry): void {
-  if (!e.key) throw new KeyConfigError(`${e.where}: empty API key`);
-  // The Authorization header parser takes one run of non-space characters: such a key could never match.
-  if (/\s/.test(e.key)) throw new KeyConfigError(`${e.where}: API key contains whitespace`);
-  if (!e.tenant) throw new KeyConfigError(`${e.where}: empty tenant`);
-  if (Buffer.byteLength(e.tenant, 'utf8') > MAX_TENANT_BYTES)
-    throw new KeyConfigError(`${e.where}: tenant longer than ${MAX_TENANT_BYTES} bytes`);
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we refuse
-  if (/[\u0000-\u001f\u007f]/.test(e.tenant))
-    throw new KeyConfigError(`${e.where}: tenant contains a control character`);
-}
-
-function fromList(list: string): Entry[] {
-  const entries: Entry[] = [];
-  list.split(',').forEach((item, i) => {
-    const entry = item.trim();
-    if (!entry) return;
-    const where = `BROWSERFN_API_KEYS entry ${i + 1}`;
-    const at = entry.lastIndexOf(':');
-    if (at === -1) entries.push({ key: entry, tenant: 'default', where });
-    else entries.push({ key: entry.slice(0, at).trim(), tenant: entry.slice(at + 1).trim(), where });
-  });
-  return entries;
-}
+export {
+  assertKeyRing,
+  KeyConfigError,
+  type KeyRing,
+  keysFromList,
+  tenantFor,
+  tenantForKey,
+} from './key-ring.ts';
 
 function fromFile(path: string): Entry[] {
   let text: string;
@@ -73,45 +45,5 @@ function fromFile(path: string): Entry[] {
 export function keysFromEnv(env: NodeJS.ProcessEnv = process.env): KeyRing {
   const entries = fromList(env.BROWSERFN_API_KEYS ?? '');
   if (env.BROWSERFN_API_KEYS_FILE) entries.push(...fromFile(env.BROWSERFN_API_KEYS_FILE));
-  const ring: KeyRing = new Map();
-  const seen = new Map<string, string>();
-  for (const e of entries) {
-    checkEntry(e);
-    const first = seen.get(e.key);
-    // One key, two tenants: which tenant a caller gets would depend on order. Name places, never the key.
-    if (first) throw new KeyConfigError(`${e.where}: same API key as ${first}`);
-    seen.set(e.key, e.where);
-    ring.set(e.key, e.tenant);
-  }
-  return ring;
-}
-
-/** The same checks for a ring built in code (tests, embedders), so no path starts a server with a bad one. */
-export function assertKeyRing(ring: KeyRing): void {
-  let i = 0;
-  for (const [key, tenant] of ring) checkEntry({ key, tenant, where: `API key ${++i}` });
-}
-
-/** Tenant for an Authorization header, or undefined. Compares in constant time per key. */
-export function tenantFor(ring: KeyRing, header: string | undefined): string | undefined {
-  const m = /^Bearer\s+(\S+)$/i.exec(header ?? '');
-  return m ? tenantForKey(ring, m[1]) : undefined;
-}
-
-/** Tenant for a bare key (the Stagehand SDK sends it as `x-bb-api-key`), or undefined. */
-export function tenantForKey(ring: KeyRing, key: string | undefined): string | undefined {
-  if (!key) return undefined;
-  const given = Buffer.from(key);
-  let found: string | undefined;
-  for (const [known, tenant] of ring) {
-    const k = Buffer.from(known);
-    if (k.length === given.length && cryptoEqual(k, given)) found = tenant;
-  }
-  return found;
-}
-
-function cryptoEqual(a: Buffer, b: Buffer): boolean {
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
-  return diff === 0;
+  return ringOf(entries);
 }
