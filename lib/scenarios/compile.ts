@@ -24,9 +24,36 @@ export interface CompiledScenario {
 /** Methods `compileActs` pins; the rest are handled here (back) or were only looking around. */
 const PINNED = new Set(['click', 'dblclick', 'fill', 'type', 'select', 'check', 'uncheck', 'press', 'goto']);
 
-const pinnable = (r: Extract<RecordedCommand, { kind: 'action' }>) =>
-  r.action.method === 'goto' ||
-  (PINNED.has(r.action.method) && !!r.action.target && 'locator' in r.action.target);
+type RecordedAction = Extract<RecordedCommand, { kind: 'action' }>;
+
+/** A coordinate command whose element's locator alone would not redo it (a point on a canvas, a drag). */
+const pointOnly = (r: RecordedAction) => r.point !== undefined && !r.point.byLocator;
+
+const pinnable = (r: RecordedAction) =>
+  !pointOnly(r) &&
+  (r.action.method === 'goto' ||
+    (PINNED.has(r.action.method) && !!r.action.target && 'locator' in r.action.target));
+
+/**
+ * A coordinate command on a drawn surface replays through a model told the element and the place
+ * inside it: clicking the canvas's centre by locator would press whatever is drawn there. Pure.
+ */
+function pointNode(r: RecordedAction, alias: string): WorkflowNode {
+  const p = r.point!;
+  const inside = p.within
+    ? ` at ${Math.round(p.within.fx * 100)}% of its width and ${Math.round(p.within.fy * 100)}% of its height`
+    : '';
+  const what = r.command.description ?? r.command.action;
+  return {
+    alias,
+    description: `${what} (recorded by coordinates on ${p.element})`,
+    type: 'browser_ai_action',
+    config: {
+      action: 'act',
+      instruction: `${what}: on the ${p.tag} ${p.element.startsWith(p.tag) ? p.element.slice(p.tag.length).trim() : p.element}${inside}`,
+    },
+  };
+}
 
 const quote = (s: string) => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 
@@ -125,7 +152,12 @@ export function compileScenario(
   for (const r of result.recorded) {
     if (r.kind === 'action') {
       if (pinnable(r)) nodes.push(base!.nodes[next++]!);
-      else if (r.action.method === 'press')
+      else if (pointOnly(r)) {
+        nodes.push(pointNode(r, aliases.make(`point_${r.point!.tag}`)));
+        notCarried.push(
+          `step ${r.step + 1}: ${r.command.description ?? r.command.action} on ${r.point!.element} replays through a model (browser_ai_action): its locator alone cannot say where inside it`,
+        );
+      } else if (r.action.method === 'press')
         nodes.push({
           alias: aliases.make(`press_${r.action.args?.[0] ?? 'key'}`),
           description: `press ${r.action.args?.[0] ?? 'Enter'}`,

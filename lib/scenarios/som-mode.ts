@@ -74,12 +74,12 @@ export function decisionSchemaFor(o: { looks: boolean; coordinates: boolean }): 
 
 const q = (s: string) => `"${s.replace(/\s+/g, ' ').trim().slice(0, 80)}"`;
 
-/** id → role "name" (value, states) for every marked element, one line each. Pure. */
+/** id → role: name (value, states) for every marked element, one line each, as the outline writes it. Pure. */
 export function elementMap(snap: Snapshot): string {
   const lines: string[] = [];
   for (const e of snap.elements) {
     if (!e.inViewport || !e.box) continue;
-    let line = `[${e.id}] ${e.role}${e.name ? ` ${q(e.name)}` : ''}`;
+    let line = `[${e.id}] ${e.role}${e.name ? `: ${e.name.replace(/\s+/g, ' ').trim().slice(0, 80)}` : ''}`;
     if (e.value !== undefined && e.value !== e.name) line += ` value=${q(e.value)}`;
     if (e.placeholder && e.placeholder !== e.name) line += ` placeholder=${q(e.placeholder)}`;
     if (e.states.checked !== undefined) line += e.states.checked === true ? ' checked' : ' unchecked';
@@ -108,7 +108,7 @@ export function somPageText(snap: Snapshot, maxChars = 1500): string {
     text.push(line);
     used += line.length + 1;
   }
-  return `Marked elements (id → role "name"; the numbers on the picture):\n${elementMap(snap)}\n\nText on the page (trimmed):\n${text.join('\n') || '(none)'}`;
+  return `Marked elements (the numbers on the picture → role: name):\n${elementMap(snap)}\n\nText on the page (trimmed):\n${text.join('\n') || '(none)'}`;
 }
 
 /** Added to the system prompt in set-of-marks mode (constant for the whole scenario: it caches). */
