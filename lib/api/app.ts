@@ -11,7 +11,7 @@ import { assertKeyRing, type KeyRing, tenantFor } from './auth.ts';
 import { limitBody } from './body-limit.ts';
 import { DEMO_CATALOGUE_PATH, DEMO_PATH, demoCataloguePage, demoPage, demoProductPage } from './demo.ts';
 import { toErrorResponse } from './errors.ts';
-import { FairShare, RUN_READS_AT_ONCE } from './fair-share.ts';
+import { DEFAULT_READS_PER_TENANT, FairShare, RUN_READS_AT_ONCE } from './fair-share.ts';
 import { registerJudgeRoute } from './judge-route.ts';
 import { logOps } from './op-log.ts';
 import { documentHealth, OPENAPI_INFO } from './openapi-responses.ts';
@@ -51,7 +51,7 @@ export interface AppDeps extends OpDeps, Pick<AgentRouteDeps, 'agentStores'> {
    * server instance shares: the per-key limit that holds across Lambda instances too.
    */
   callRate?: CallRate | undefined;
-  /** Run status, results, report and evidence reads one key may have in progress (default 8). */
+  /** Run status, results, report and evidence reads one key may have in progress (default 16). */
   maxReadsPerTenant?: number;
   /** The workflow store (/v1/workflows…, lib/api/workflows.ts); absent: those routes answer 404. */
   workflows?: WorkflowStore;
@@ -321,9 +321,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   });
   // Run reads (status, results, report, evidence) load the stores and the disk: they count against
   // the key's limits too, in a gate of their own so polling a run never blocks the key's page calls.
-  const reads = new TenantGate(deps.maxReadsPerTenant ?? DEFAULT_CALLS_PER_TENANT);
-  // Admitted reads then share the server fairly between keys (one key's polls cannot queue ahead of
-  // another key's read).
+  const reads = new TenantGate(deps.maxReadsPerTenant ?? DEFAULT_READS_PER_TENANT);
+  // Admitted reads then share the server fairly between keys: one key's polls cannot queue ahead of
+  // another key's read, and take at most their share of the server's time (lib/api/fair-share.ts).
   const readShare = new FairShare(RUN_READS_AT_ONCE);
   app.use('/v1/runs/*', async (c, next) => {
     if (c.req.method !== 'GET' && c.req.method !== 'HEAD') return next();
