@@ -5,6 +5,8 @@
  */
 
 const PLAIN = /^[A-Za-z0-9_-]$/;
+// TextEncoder, not Buffer: the edge worker keys its action cache by tenant with this too.
+const utf8 = new TextEncoder();
 
 /** Reversible escape of one key segment: plain bytes kept, every other UTF-8 byte as `~XX`. */
 export function keySegment(value: string): string {
@@ -15,8 +17,7 @@ export function keySegment(value: string): string {
       out += char;
       continue;
     }
-    for (const byte of Buffer.from(char, 'utf8'))
-      out += `~${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+    for (const byte of utf8.encode(char)) out += `~${byte.toString(16).toUpperCase().padStart(2, '0')}`;
   }
   return out;
 }
