@@ -40,6 +40,7 @@ export const ScenarioRequest = z
     async: z.boolean().optional().describe('start a run even for one url (answers 202 with the run id)'),
     concurrency: z.number().int().min(1).max(1000).optional().describe('a run: samples worked on at once'),
     steps: ScenarioSchema.shape.steps,
+    vision: ScenarioSchema.shape.vision,
     variables: z
       .record(z.string().regex(/^[A-Za-z_][\w.-]*$/, 'variable names are letters, digits, _ . -'), z.string())
       .optional()
@@ -173,7 +174,10 @@ export function registerScenarioRoute(app: OpenAPIHono<Env>, deps: ScenarioRoute
       const { noModelError } = await import('../llm/config.ts');
       throw new OpError('no_model', `scenarios need a model. ${noModelError().message}`);
     }
-    const scenario = ScenarioSchema.parse({ steps: body.steps });
+    const scenario = ScenarioSchema.parse({
+      steps: body.steps,
+      ...(body.vision ? { vision: body.vision } : {}),
+    });
     const runId = body.runId ?? `scenario_${randomUUID()}`;
     const { evidence } = (deps.agentStores ?? configuredEvidence)(tenant);
     const browser = deps.browser ? await deps.browser() : undefined;
@@ -197,6 +201,8 @@ export function registerScenarioRoute(app: OpenAPIHono<Env>, deps: ScenarioRoute
         checkNavigation,
         ...(secrets ? { variables: secrets } : {}),
         deadline: Date.now() + (body.timeoutMs ?? deps.requestTimeoutMs ?? 120_000),
+        // Compiling: coordinate commands must state why no element of the outline would do.
+        ...(body.compile ? { scriptMode: true } : {}),
       });
       // The page where a failed scenario ended: what the step saw. Skipped when secrets are set
       // (a screenshot could show one); the verifications are the evidence then.
@@ -252,7 +258,7 @@ async function startRun(
     );
   const urls = body.urls ?? [body.url!];
   const spec = {
-    scenario: { steps: body.steps },
+    scenario: { steps: body.steps, ...(body.vision ? { vision: body.vision } : {}) },
     ...(body.model ? { model: body.model } : {}),
     ...(body.concurrency ? { concurrency: body.concurrency } : {}),
     ...(body.timeoutMs ? { wallClockSeconds: Math.ceil(body.timeoutMs / 1000) } : {}),

@@ -21,7 +21,7 @@ import { policyForCli } from './open.ts';
 import { pageArg } from './page-arg.ts';
 
 export const SCENARIO_USAGE =
-  'browserfn scenario <url> [steps.yaml|steps.json] [--step "…"]… [--model M] [--var name=value]… [--compile f.json] [--playwright f.ts]';
+  'browserfn scenario <url> [steps.yaml|steps.json] [--step "…"]… [--model M] [--var name=value]… [--vision text|som] [--compile f.json] [--playwright f.ts]';
 
 const OPTIONS = {
   step: { type: 'string', multiple: true },
@@ -29,6 +29,7 @@ const OPTIONS = {
   var: { type: 'string', multiple: true },
   compile: { type: 'string' },
   playwright: { type: 'string' },
+  vision: { type: 'string' },
 } as const;
 
 function variables(list: string[] | undefined): Record<string, string> | undefined {
@@ -45,6 +46,7 @@ function variables(list: string[] | undefined): Record<string, string> | undefin
 /** The steps from the file and/or the --step flags (file steps first). */
 export async function scenarioFrom(file: string | undefined, steps: string[] | undefined): Promise<Scenario> {
   const fromFile: Scenario['steps'] = [];
+  let vision: Scenario['vision'];
   if (file) {
     let text: string;
     try {
@@ -53,7 +55,9 @@ export async function scenarioFrom(file: string | undefined, steps: string[] | u
       throw new UsageError(`cannot read the step file ${file}`);
     }
     try {
-      fromFile.push(...parseScenarioText(text, basename(file)).steps);
+      const parsed = parseScenarioText(text, basename(file));
+      fromFile.push(...parsed.steps);
+      vision = parsed.vision;
     } catch (err) {
       throw new UsageError((err as Error).message);
     }
@@ -61,7 +65,7 @@ export async function scenarioFrom(file: string | undefined, steps: string[] | u
   const all = [...fromFile, ...(steps ?? []).map((s) => ({ do: s }))];
   if (all.length === 0) throw new UsageError('no steps: give a steps.yaml / steps.json file or --step "…"');
   try {
-    return parseScenario({ steps: all });
+    return parseScenario({ steps: all, ...(vision ? { vision } : {}) });
   } catch (err) {
     if (err instanceof ScenarioError) throw new UsageError(err.message);
     throw err;
@@ -88,6 +92,11 @@ export async function scenarioCommand(argv: string[], out: (s: string) => void):
   const page = pageArg(positionals[0]);
   if (page.file) throw new UsageError('<url>: scenarios take an http(s) URL');
   const scenario = await scenarioFrom(positionals[1], flags.step as string[] | undefined);
+  if (flags.vision !== undefined) {
+    if (flags.vision !== 'text' && flags.vision !== 'som')
+      throw new UsageError(`--vision: text or som, not "${String(flags.vision)}"`);
+    scenario.vision = flags.vision;
+  }
   const vars = variables(flags.var as string[] | undefined);
   const policy = policyForCli(page);
   const llm = await modelFor(typeof flags.model === 'string' ? { model: flags.model } : {}, { policy });
@@ -102,6 +111,8 @@ export async function scenarioCommand(argv: string[], out: (s: string) => void):
       checkNavigation: (u) => assertNavigable(u, policy),
       ...(vars ? { variables: vars } : {}),
       onIteration: (it) => out(formatIteration(it)),
+      // Compiling or exporting: coordinate commands must state why no element of the outline would do.
+      ...(flags.compile || flags.playwright ? { scriptMode: true } : {}),
     });
     const { memory: _memory, iterations: _iterations, recorded: _recorded, ...shown } = result;
     out(JSON.stringify(shown, null, 2));

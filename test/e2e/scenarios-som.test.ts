@@ -1,17 +1,24 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../lib/api/app.ts';
 import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
+import { scenarioFrom } from '../../lib/cli/scenario.ts';
 import { createLlmClient } from '../../lib/llm/client.ts';
 import type { LlmClient } from '../../lib/llm/types.ts';
 import { compileScenario } from '../../lib/scenarios/compile.ts';
 import { runScenario } from '../../lib/scenarios/run-scenario.ts';
 import { parseScenario } from '../../lib/scenarios/spec.ts';
+import { LocalEvidenceStore } from '../../lib/store/local-evidence-store.ts';
+import { tempRoot } from '../support/agent-env.ts';
 import { startBrowser } from '../support/browser.ts';
 import type { RecordedRequest, ReplyFn } from '../support/llm-server.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
 import { idInPrompt, modelConfig } from '../support/ops-env.ts';
 import { type ScenarioSomSite, startScenarioSomSite } from '../support/scenario-som-site.ts';
+import { serveOnLoopback } from '../support/serve.ts';
 
 let browser: Browser;
 let site: ScenarioSomSite;
@@ -115,6 +122,51 @@ describe('scenarios in set-of-marks mode', () => {
     expect(offered(plain[0]!)).not.toContain('"look"');
     await page.context().close();
     await textPage.context().close();
+  });
+
+  it('is chosen by vision in POST /v1/scenarios and in the step file; a bad value is a 400 naming it', async () => {
+    const root = await tempRoot();
+    const app = createApp({
+      keys: new Map([['key-a', 'tenant-a']]),
+      policy: { allowPrivate: false, allowHosts: [new URL(site.url).host] },
+      browser: async () => browser,
+      env: {
+        OPENAI_API_KEY: 'sk-test',
+        OPENAI_BASE_URL: llm.openaiBaseURL,
+        BROWSERFN_MODEL: 'openai/gpt-4.1-mini',
+      },
+      agentStores: () => ({
+        evidence: new LocalEvidenceStore(join(root, 'evidence')),
+        runStore: undefined as never,
+      }),
+    });
+    const { server, base } = await serveOnLoopback(app.fetch);
+    const post = (body: unknown) =>
+      fetch(`${base}/v1/scenarios`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer key-a' },
+        body: JSON.stringify(body),
+      });
+    try {
+      const seen = script(() =>
+        decide({
+          status: 'complete',
+          commands: [{ kind: 'verify', check: 'textContains', expected: 'Mugs' }],
+        }),
+      );
+      const ok = await post({ url: `${site.url}/shop`, steps: ['Check the page lists mugs'], vision: 'som' });
+      expect(ok.status).toBe(200);
+      expect(((await ok.json()) as { status: string }).status).toBe('passed');
+      expect(seen[0]!.images).toBe(1);
+      const bad = await post({ url: `${site.url}/shop`, steps: ['Check the page'], vision: 'pixels' });
+      expect(bad.status).toBe(400);
+      expect(JSON.stringify(await bad.json())).toContain('vision');
+      const file = join(root, 'steps.yaml');
+      await writeFile(file, 'vision: som\nsteps:\n  - Check the page lists mugs\n');
+      expect((await scenarioFrom(file, ['Add the red mug'])).vision).toBe('som');
+    } finally {
+      server.close();
+    }
   });
 
   it('answers look commands within the iteration: a previous picture, then a repeat stops the asking', async () => {
