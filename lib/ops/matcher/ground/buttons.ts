@@ -140,5 +140,45 @@ export function groundButton(
       ranked,
     };
   }
+  // No login form decides. A link and a button that say the same words are look-alikes, even when
+  // the button is disabled (often the form's own, waiting for its fields); same-role twins are
+  // pick's to refuse.
+  const best = [...ranked].sort((a, b) => b.score - a.score)[0];
+  if (best && best.score >= threshold && best.el.name) {
+    const words = normalize(best.el.name);
+    const same = ranked.filter(
+      (s) => s.el.role !== best.el.role && s.el.facts?.concealed !== true && normalize(s.el.name) === words,
+    );
+    if (same.length > 0)
+      return {
+        ok: false,
+        reason: `${same.length + 1} elements say '${best.el.name}' (${[best, ...same].map((s) => `${s.el.role}${s.el.states.disabled ? ', disabled' : ''}`).join('; ')}): which one is meant is not said`,
+        ranked,
+      };
+  }
+  // "The submit button" names a kind of button as much as its words: when a form the user fills
+  // (an identity or password field) has a submit button of its own saying something else, that
+  // one may be what is meant, not another form's button that happens to say "Submit".
+  if (best && concept === 'xsubmit') {
+    const filled = new Set(
+      [...page.fields.values()]
+        .filter((f) => f.usable && (f.kind === 'identity' || f.kind === 'password') && f.form)
+        .map((f) => f.form),
+    );
+    const other = elements.find(
+      (el) =>
+        el !== best.el &&
+        el.facts?.submit &&
+        el.facts.concealed !== true &&
+        filled.has(el.facts.form ?? 0) &&
+        el.facts.form !== best.el.facts?.form,
+    );
+    if (other)
+      return {
+        ok: false,
+        reason: `'${best.el.name}' is not the submit button of the form with the fields ([${other.id}] '${other.name}'): which one is meant is not said`,
+        ranked,
+      };
+  }
   return pick(ranked, `the ${want} button`, limits);
 }

@@ -203,10 +203,28 @@ function groundLogin(
     }));
     return pick(byWords, 'the password field', limits);
   }
-  // A sign-up form beside the login form does not make "the password" ambiguous: a plain
-  // password (not "new", not "create") of a login task is the login form's (measured: deferring
-  // here lost a tenth of the corpus's right answers and avoided one mislabelled page).
-  if (want === 'password') return ok({ ...score(anchor), why: 'the login form’s password field' });
+  // A sign-up form beside the login form does not make "the password" ambiguous when the user can
+  // read which of its passwords are new ("Create password", "Confirm"): a plain password of a
+  // login task is then the login form's (measured: deferring on every sign-up form lost a tenth of
+  // the corpus's right answers). But another form's password that only says "password" (its kind
+  // known from its place or hidden attributes) reads exactly like the login one: which of the two
+  // the task means is not written anywhere.
+  if (want === 'password') {
+    const twin = fields.find(
+      (f) =>
+        f.usable &&
+        (f.password === 'new' || f.password === 'confirm') &&
+        f.form !== anchor.form &&
+        !readsAsOtherKind(f),
+    );
+    if (twin)
+      return {
+        ok: false,
+        reason: `two forms each have a field that reads as just 'password' ([${anchor.el.id}], [${twin.el.id}]): which one is meant is not said`,
+        ranked: [score(anchor), score(twin)],
+      };
+    return ok({ ...score(anchor), why: 'the login form’s password field' });
+  }
   const before = fields.find(
     (f) => f.beforePassword && f.usable && f.form === anchor.form && f.el.id < anchor.el.id,
   );
@@ -226,6 +244,12 @@ function groundLogin(
     why: 'the login form’s user name field (just before its password)',
   });
 }
+
+/** A password field whose visible words (or the text before it) say it is a new, confirm or current one. */
+const readsAsOtherKind = (f: Field): boolean =>
+  f.password !== undefined &&
+  f.password !== 'plain' &&
+  (f.passwordBy === 'seen' || f.passwordBy === 'nearby');
 
 const LOGIN_WANTS = new Set<Want>(['email', 'user', 'identity', 'password']);
 
