@@ -283,8 +283,14 @@ function withScenarioDefaults(value: unknown): unknown {
   return {
     ...raw,
     ...(raw.mode === undefined ? { mode: 'scenario' } : {}),
-    ...(raw.goal === undefined && typeof text === 'string'
-      ? { goal: `scenario of ${n} step${n === 1 ? '' : 's'}: ${text}`.slice(0, 4000) }
+    // Without a first step the goal is left to say nothing: the error is then about the steps.
+    ...(raw.goal === undefined
+      ? {
+          goal: `scenario of ${n} step${n === 1 ? '' : 's'}${typeof text === 'string' ? `: ${text}` : ''}`.slice(
+            0,
+            4000,
+          ),
+        }
       : {}),
   };
 }
