@@ -66,8 +66,31 @@ export const OPENAPI_INFO = {
   ],
 };
 
-/** GET /healthz: the one unauthenticated route besides the demo pages and this document. */
+/** Methods whose body app.ts's size limit reads (GET and HEAD bodies are never read). */
+const WITH_BODY = new Set(['post', 'put', 'patch', 'delete']);
+
+/** A /v1 route with a body, with the 413 the body limit answers before the route's handler runs. */
+export function withBodyLimit<R extends Record<string, unknown>>(route: R): R {
+  const responses = route.responses as Record<number, DocResponse> | undefined;
+  if (!WITH_BODY.has(String(route.method)) || !String(route.path).startsWith('/v1/') || responses?.[413])
+    return route;
+  return {
+    ...route,
+    responses: {
+      ...responses,
+      413: json('the body is larger than the server takes (1 MiB by default); nothing was done'),
+    },
+  };
+}
+
+/**
+ * GET /healthz (the one unauthenticated route besides the demo pages and this document), and the
+ * 413 on every /v1 route registered after this call that takes a body: the limit is a middleware
+ * no route sees, so no route's own list can be trusted to remember it.
+ */
 export function documentHealth(registry: Registry): void {
+  const register = registry.registerPath.bind(registry);
+  registry.registerPath = (route) => register(withBodyLimit(route));
   registry.registerPath({
     method: 'get',
     path: '/healthz',
