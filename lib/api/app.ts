@@ -11,6 +11,7 @@ import { assertKeyRing, type KeyRing, tenantFor } from './auth.ts';
 import { limitBody } from './body-limit.ts';
 import { DEMO_CATALOGUE_PATH, DEMO_PATH, demoCataloguePage, demoPage, demoProductPage } from './demo.ts';
 import { toErrorResponse } from './errors.ts';
+import { registerExploreRoute } from './explore-route.ts';
 import { DEFAULT_READS_PER_TENANT, FairShare, RUN_READS_AT_ONCE } from './fair-share.ts';
 import { registerJudgeRoute } from './judge-route.ts';
 import { logOps } from './op-log.ts';
@@ -67,6 +68,7 @@ const PAGE_CALLS = new Set([
   '/v1/agent',
   '/v1/scenarios',
   '/v1/repair',
+  '/v1/explore',
   '/v1/workflows/plan',
   '/v1/workflows/compile',
 ]);
@@ -457,5 +459,6 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   registerAgentRoute(app, deps);
   registerScenarioRoute(app, deps);
   registerRepairRoute(app, deps);
+  registerExploreRoute(app, deps);
   return app;
 }

@@ -1,5 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../lib/api/app.ts';
 import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
 import { createLlmClient } from '../../lib/llm/client.ts';
 import type { LlmClient } from '../../lib/llm/types.ts';
@@ -10,6 +11,7 @@ import { type ExploreSite, startExploreSite } from '../support/explore-site.ts';
 import type { RecordedRequest } from '../support/llm-server.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
 import { idInPrompt, modelConfig } from '../support/ops-env.ts';
+import { serveOnLoopback } from '../support/serve.ts';
 
 let browser: Browser;
 let site: ExploreSite;
@@ -223,5 +225,51 @@ describe('exploratory mode', () => {
     for (const r of sent) expect(r.text).not.toContain('hunter2');
     expect(JSON.stringify(signedIn)).not.toContain('hunter2');
     for (const p of [page, again]) await p.context().close();
+  });
+});
+
+describe('POST /v1/explore', () => {
+  it('answers the journeys found with their workflows, stuck with the reason, 400 naming the field', async () => {
+    llm.setHandler(tidyModel);
+    const app = createApp({
+      keys: new Map([['key-a', 'tenant-a']]),
+      policy: { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] },
+      browser: async () => browser,
+      env: {
+        OPENAI_API_KEY: 'sk-test',
+        OPENAI_BASE_URL: llm.openaiBaseURL,
+        BROWSERFN_MODEL: 'openai/gpt-4.1-mini',
+      },
+    });
+    const { server, base } = await serveOnLoopback(app.fetch);
+    const post = (body: unknown) =>
+      fetch(`${base}/v1/explore`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer key-a' },
+        body: JSON.stringify(body),
+      });
+    try {
+      const res = await post({
+        url: `${site.url}/`,
+        goal: 'Explore the notes and settings features',
+        compile: true,
+      });
+      expect(res.status).toBe(200);
+      const body = await res.json();
+      expect(body.status).toBe('complete');
+      expect(body.usage.calls).toBe(5);
+      expect(body.journeys.map((j: { id: string }) => j.id)).toEqual(['add-note', 'change-settings']);
+      expect(body.journeys[1].steps).toEqual([
+        { do: 'Open Settings' },
+        { do: 'Turn dark mode on and save', expect: 'textEquals Saved: dark mode on' },
+      ]);
+      expect(body.journeys[0].workflow.source).toEqual({ kind: 'scenario', url: `${site.url}/` });
+
+      const bad = await post({ url: `${site.url}/`, goal: ' ' });
+      expect(bad.status).toBe(400);
+      expect((await bad.json()).error.message).toMatch(/^goal: /);
+    } finally {
+      server.close();
+    }
   });
 });
