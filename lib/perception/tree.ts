@@ -62,12 +62,18 @@ function toElement(packed: PackedElement, frame: FrameCollect, prefix: string, i
   return el;
 }
 
+/** The frame's origin, parsed once per frame URL: a big page's links would each parse it again. */
+let lastOrigin = { url: '', origin: '' };
 const originOf = (url: string): string => {
+  if (url === lastOrigin.url) return lastOrigin.origin;
+  let origin = '';
   try {
-    return new URL(url).origin;
+    origin = new URL(url).origin;
   } catch {
-    return '';
+    // no origin: links stay as the page wrote them
   }
+  lastOrigin = { url, origin };
+  return origin;
 };
 
 /** Maps a frame's own element id to the page-wide one (allocating new ids in reading order). */
