@@ -1,14 +1,10 @@
 /**
- * The runs API: start a run (spec + samples, CSV text, or a prompt), read its status, results, report
- * and evidence, cancel or resume it. Every read and write is scoped to the caller's tenant: another
+ * The runs API: start a run (spec + samples, CSV text, or a prompt), cancel or resume it; its reads
+ * (status, results, report, evidence) are in run-reads.ts. Every read and write is scoped to the caller's tenant: another
  * tenant's run id is simply not found.
  */
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
-import { combinedCsv, totalsOf } from '../runs/merge.ts';
-import { totalsFromProgress } from '../runs/progress-totals.ts';
-import { buildReport, REPORT_CSP } from '../runs/report.ts';
-import { checkResults, resultSeals } from '../runs/result-seals.ts';
 import {
   createRun,
   type ExecutionInput,
@@ -19,12 +15,11 @@ import {
 import { type Sample, SamplesError, samplesFromCsv, samplesFromList } from '../runs/samples.ts';
 import { DEFAULT_RUN_CONCURRENCY, parseTaskSpec, SpecError, type TaskSpec } from '../runs/task-spec.ts';
 import { checkRunWorkflow } from '../runs/workflow-versions.ts';
-import { evidenceHeaders } from '../store/evidence-headers.ts';
-import { runEvidencePrefix } from '../store/keys.ts';
-import { idProblem, parseEvidencePath } from '../store/names.ts';
+import { idProblem } from '../store/names.ts';
 import type { EvidenceStore, RunStore } from '../store/ports.ts';
 import type { WorkflowStore } from '../store/workflow-ports.ts';
 import { authedResponses, type DocResponse } from './openapi-responses.ts';
+import { invalid, notFound, registerRunReadRoutes } from './run-reads.ts';
 
 export interface RunsApiDeps {
   runStore: RunStore;
@@ -89,9 +84,6 @@ async function reserveRun(
 
 type Env = { Variables: { tenant: string } };
 
-/** How long after its last status write a running run is not yet checked against its execution. */
-const LAUNCH_GRACE_MS = 15_000;
-
 /**
  * A launch that did not start: `conflict` when an execution of the run already runs (409),
  * `unavailable` when the orchestrator refused to start one (503; the run is marked failed, and a
@@ -140,11 +132,6 @@ const StartBody = z
     concurrency: z.number().int().min(1).max(1000).optional(),
   })
   .strict();
-
-const invalid = (c: Context<Env>, message: string, path = '(body)') =>
-  c.json({ error: { kind: 'invalid', message, issues: [{ path, message }] } }, 400);
-const notFound = (c: Context<Env>, runId: string) =>
-  c.json({ error: { kind: 'not_found', message: `no run "${runId}"` } }, 404);
 
 function parseStart(
   body: z.infer<typeof StartBody>,
@@ -305,23 +292,6 @@ export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
     if (problem) return invalid(c, problem, 'id');
     await next();
   };
-  /**
-   * The run, with a run that says it is running but whose execution has ended (its last status write
-   * failed, or the server restarted under it) marked failed with that reason, so it never reads as
-   * running forever. A run just launched gets a grace period: its execution may not be listed yet.
-   */
-  const settled = async (tenant: string, runId: string) => {
-    const run = await runStore.getRun(tenant, runId);
-    if (!run || (run.status !== 'running' && run.status !== 'merging') || !deps.isActive) return run;
-    if (Date.now() - Date.parse(run.updatedAt) < LAUNCH_GRACE_MS) return run;
-    if (await deps.isActive(tenant, runId)) return run;
-    const again = await runStore.getRun(tenant, runId);
-    if (!again || (again.status !== 'running' && again.status !== 'merging')) return again;
-    const reason =
-      'the run stopped without recording how it ended (a store write failed, or the server restarted); resume it to go on';
-    await runStore.updateRun(tenant, runId, { status: 'failed', reason });
-    return { ...again, status: 'failed' as const, reason };
-  };
   app.use('/v1/runs/:id', checkRunId);
   app.use('/v1/runs/:id/*', checkRunId);
 
@@ -392,80 +362,7 @@ export function registerRunRoutes(app: Hono<Env>, deps: RunsApiDeps): void {
     }
   });
 
-  app.get('/v1/runs/:id', async (c) => {
-    const tenant = c.get('tenant');
-    const runId = c.req.param('id');
-    const run = await settled(tenant, runId);
-    if (!run) return notFound(c, runId);
-    // The kept counts when the store has them: one small read, however large the run.
-    const progress = await runStore.runProgress?.(tenant, runId);
-    const totals = progress
-      ? totalsFromProgress(run, progress)
-      : await Promise.all([runStore.listSamples(tenant, runId), runStore.listResults(tenant, runId)]).then(
-          ([samples, results]) => totalsOf(run, samples, results),
-        );
-    return c.json({
-      runId,
-      status: run.status,
-      createdAt: run.createdAt,
-      updatedAt: run.updatedAt,
-      ...(run.reason ? { reason: run.reason } : {}),
-      ...(run.manifestHead ? { manifestHead: run.manifestHead } : {}),
-      totals,
-    });
-  });
-
-  app.get('/v1/runs/:id/results', async (c) => {
-    const tenant = c.get('tenant');
-    const runId = c.req.param('id');
-    const format = c.req.query('format') ?? 'json';
-    if (format !== 'json' && format !== 'csv') return invalid(c, 'format: csv or json', 'format');
-    // Cells that a spreadsheet would run as formulas are escaped unless the caller asks for raw values.
-    const rawArg = c.req.query('raw') ?? 'false';
-    if (rawArg !== 'true' && rawArg !== 'false') return invalid(c, 'raw: true or false', 'raw');
-    const raw = rawArg === 'true';
-    const run = await runStore.getRun(tenant, runId);
-    if (!run) return notFound(c, runId);
-    // The JSON answer is the results alone: the samples (every one of a big run) only for the CSV rows.
-    const results = await runStore.listResults(tenant, runId);
-    if (format === 'csv')
-      return c.body(combinedCsv(await runStore.listSamples(tenant, runId), results, { raw }), 200, {
-        'content-type': 'text/csv; charset=utf-8',
-      });
-    // Each result checked against the copy the merge sealed: an edited one is marked, never passed as good.
-    const checked = checkResults(results, await resultSeals(evidence, run), run);
-    const tampered = checked.filter((r) => r.tampered).length;
-    return c.json({ runId, status: run.status, ...(tampered ? { tampered } : {}), results: checked });
-  });
-
-  app.get('/v1/runs/:id/report', async (c) => {
-    const runId = c.req.param('id');
-    const html = await buildReport(runStore, evidence, c.get('tenant'), runId);
-    if (html === undefined) return notFound(c, runId);
-    return c.body(html, 200, {
-      'content-type': 'text/html; charset=utf-8',
-      'content-security-policy': REPORT_CSP,
-      'x-content-type-options': 'nosniff',
-    });
-  });
-
-  app.get('/v1/runs/:id/evidence/*', async (c) => {
-    const tenant = c.get('tenant');
-    const runId = c.req.param('id');
-    if (!(await runStore.getRun(tenant, runId))) return notFound(c, runId);
-    // The path as sent (hono's c.req.path is already partly decoded): decoded once, here, by the rule.
-    const sent = /\/runs\/[^/]+\/evidence\/(.*)$/.exec(new URL(c.req.url).pathname)?.[1] ?? '';
-    const path = parseEvidencePath(sent);
-    if ('problem' in path) return invalid(c, path.problem, 'path');
-    const { parts } = path;
-    const key = runEvidencePrefix(tenant, runId) + parts.join('/');
-    const url = await evidence.link?.(key, 300);
-    if (url) return c.redirect(url, 302);
-    const body = await evidence.get(key);
-    if (!body)
-      return c.json({ error: { kind: 'not_found', message: `no evidence "${parts.join('/')}"` } }, 404);
-    return c.body(Buffer.from(body), 200, evidenceHeaders(key));
-  });
+  registerRunReadRoutes(app, deps);
 
   app.post('/v1/runs/:id/cancel', async (c) => {
     const tenant = c.get('tenant');
