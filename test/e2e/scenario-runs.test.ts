@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ServerType } from '@hono/node-server';
 import type { Browser } from 'playwright-core';
@@ -252,4 +254,57 @@ describe('POST /v1/scenarios as a run', () => {
     expect(both.status).toBe(400);
     expect(JSON.stringify(await both.json())).toContain('urls');
   });
+});
+
+describe('browserfn run with a scenario spec', () => {
+  it("runs the steps on each sample of the CSV; the second clears the wall from the first one's memory", async () => {
+    const dir = join(stores.dir, 'cli');
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'spec.json'), JSON.stringify({ scenario: { steps: STEPS }, concurrency: 1 }));
+    await writeFile(
+      join(dir, 'samples.csv'),
+      `sample_id,url\nc1,${site.url}/notes?banner=privacy&cli=1\nc2,${site.url}/notes?banner=privacy&cli=2\n`,
+    );
+    const child = spawn(
+      process.execPath,
+      [
+        'bin/browserfn.js',
+        'run',
+        '--task',
+        join(dir, 'spec.json'),
+        '--input',
+        join(dir, 'samples.csv'),
+        '--out',
+        dir,
+      ],
+      {
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          TMPDIR: process.env.TMPDIR,
+          OPENAI_API_KEY: 'sk-test',
+          OPENAI_BASE_URL: llm.openaiBaseURL,
+          BROWSERFN_MODEL: 'openai/gpt-4.1-mini',
+        },
+      },
+    );
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => {
+      out += b.toString();
+    });
+    child.stderr.on('data', (b: Buffer) => {
+      out += b.toString();
+    });
+    const code = await new Promise<number | null>((r) => child.on('exit', r));
+    expect(code, out).toBe(0);
+    const runId = /run (\S+) started/.exec(out)?.[1];
+    const folder = join(dir, '.browserfn', 'runs', 'local', runId!, 'results');
+    const results = await Promise.all(
+      (await readdir(folder)).sort().map(async (n) => JSON.parse(await readFile(join(folder, n), 'utf8'))),
+    );
+    expect(results.map((r) => [r.sampleId, r.status, r.data.scenario, r.usage.blockers.memory])).toEqual([
+      ['c1', 'done', 'passed', 0],
+      ['c2', 'done', 'passed', 1],
+    ]);
+  }, 120_000);
 });
