@@ -1,0 +1,102 @@
+/**
+ * bench:scenarios-som — what set-of-marks mode adds to a scenario iteration on ordinary pages: the
+ * marked viewport picture (markers drawn, screenshot, markers removed — `capturePicture`, as the
+ * runner takes it) after the snapshot, on the saved real-page corpus (`../shared/corpus/forms`) at
+ * its capture viewport. Each page is read once (snapshot, not timed) and pictured BENCH_REPEAT
+ * times (default 3); the first picture of each page is kept apart (cold: the first screenshot of a
+ * page pays for its first composite). Target: p50 ≤ 60 ms. Beside it, the same screenshot without
+ * markers: on a loaded machine the PNG capture itself is most of the figure.
+ * Also prints, per page, the prompt's page section in text mode (the outline) and in SoM mode (the
+ * element map and trimmed text) in o200k tokens, and the picture's billed tokens (OpenAI tiles).
+ * Prints its ok count first; exits non-zero when a page does not load or a picture fails.
+ *   BENCH_LIMIT (pages per corpus folder, default 20), BENCH_REPEAT (3)
+ */
+
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { snapshot } from '../../lib/perception/snapshot.ts';
+import { capturePicture, somPageText } from '../../lib/scenarios/som-mode.ts';
+import { startBrowser } from '../support/browser.ts';
+import { CORPUS, corpusPages, offlineContext, requireCorpus } from './lib/corpus.ts';
+import { BenchOutcome } from './lib/outcome.ts';
+import { table } from './lib/report.ts';
+import { summarize } from './lib/stats.ts';
+import { TOKENIZER, tokens } from './lib/tokens.ts';
+
+requireCorpus('bench:scenarios-som');
+const LIMIT = Number(process.env.BENCH_LIMIT ?? 20) || 20;
+const REPEAT = Math.max(1, Number(process.env.BENCH_REPEAT ?? 3) || 3);
+
+/** OpenAI's high-detail bill for a picture of this size (512-px tiles after its scaling). */
+function imageTokens(w: number, h: number): number {
+  const fit = Math.min(1, 2048 / Math.max(w, h));
+  const [a, b] = [w * fit, h * fit];
+  const shrink = Math.min(1, 768 / Math.min(a, b));
+  return 85 + 170 * Math.ceil((a * shrink) / 512) * Math.ceil((b * shrink) / 512);
+}
+
+const browser = await startBrowser();
+const outcome = new BenchOutcome('bench:scenarios-som', 'pages pictured');
+const warm: number[] = [];
+const cold: number[] = [];
+const outline: number[] = [];
+const som: number[] = [];
+const marks: number[] = [];
+/** The same viewport screenshot without markers: what the picture costs apart from SoM itself. */
+const bare: number[] = [];
+let pictureTokens = 0;
+try {
+  const context = await offlineContext(browser);
+  const page = await context.newPage();
+  for (const file of corpusPages(LIMIT)) {
+    try {
+      await page.goto(pathToFileURL(join(CORPUS, file)).href, { waitUntil: 'load', timeout: 15_000 });
+      const snap = await snapshot(page, { budget: 3000 });
+      for (let i = 0; i < REPEAT; i++) {
+        const t = performance.now();
+        const pic = await capturePicture(page, snap);
+        (i === 0 ? cold : warm).push(performance.now() - t);
+        const b = performance.now();
+        await page.screenshot({ type: 'png' });
+        bare.push(performance.now() - b);
+        if (i === 0) pictureTokens = imageTokens(pic.png.readUInt32BE(16), pic.png.readUInt32BE(20));
+      }
+      outline.push(tokens(snap.tree));
+      som.push(tokens(somPageText(snap)));
+      marks.push(snap.elements.filter((e) => e.inViewport && e.box).length);
+      outcome.record(true, file);
+    } catch (err) {
+      outcome.record(false, `${file}: ${(err as Error).message.split('\n')[0]}`);
+    }
+  }
+  await context.close();
+} finally {
+  await browser.close();
+}
+const s = (xs: number[]) => summarize(xs);
+const rows: (string | number)[][] = [['figure', 'n', 'p50', 'p95', 'max']];
+const all = [...cold, ...warm];
+for (const [name, xs] of [
+  ['SoM picture, all (ms)', all],
+  ['SoM picture, first of a page (ms)', cold],
+  ['SoM picture, again (ms)', warm],
+  ['bare screenshot, no markers (ms)', bare],
+  ['markers per picture', marks],
+  [`page section, text mode (${TOKENIZER})`, outline],
+  ['page section, SoM mode (tokens)', som],
+] as const) {
+  const x = s(xs);
+  rows.push([name, x.n, x.p50, x.p95, x.max]);
+}
+console.log(outcome.line());
+console.log(table(rows));
+console.log(
+  `markers cost (SoM picture p50 less bare screenshot p50): ${Math.round((s(all).p50 - s(bare).p50) * 10) / 10} ms; load average ${loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')} on ${cpus().length} cores`,
+);
+console.log(
+  `picture at the corpus viewport: ${pictureTokens} tokens (OpenAI high detail); target SoM picture p50 ≤ 60 ms: ${s(all).p50 <= 60 ? 'met' : 'NOT met'} (${s(all).p50} ms)`,
+);
+await outcome.gate();
