@@ -10,6 +10,7 @@ const result = (i: number): ResultRecord => ({
   status: 'done',
   reason: 'ok',
   data: { n: i, text: `"quoted" \u2028 ${i}` },
+  usage: { promptTokens: i },
   evidence: [],
   writtenAt: '2026-12-04T00:00:00.000Z',
 });
