@@ -1,0 +1,378 @@
+/**
+ * The HTTP API of the edge worker (functions/edge.ts): `/v1/act`, `/v1/observe`, `/v1/extract` with
+ * the Node server's schemas, keys, errors and OpenAPI entries (op-routes.ts, schemas.ts), over a
+ * remote browser driven by raw CDP (lib/ops/portable.ts). No Node import anywhere on this path:
+ * names resolve over DNS-over-HTTPS, the guard sits on the browser's Fetch domain, models are
+ * called through fetch.
+ */
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { admitCdpUrlWeb, wsUrlOf } from '../browser/cdp-admit-web.ts';
+import { CdpConnectError, type CdpPolicy, CdpRefusedError, displayCdpUrl } from '../browser/cdp-guard.ts';
+import type { WebSocketClass } from '../browser/cdp-session.ts';
+import { checkEdgeUrl, type EdgeGuard, guardPage } from '../browser/edge-guard.ts';
+import type { GuardPolicy } from '../browser/guard-policy.ts';
+import { NetworkBlockedError, type Resolver } from '../browser/guard-rules.ts';
+import type { PageDriver } from '../browser/page-driver.ts';
+import { resolveModelConfig } from '../llm/config.ts';
+import type { LlmClient } from '../llm/types.ts';
+import { createWebLlmClient } from '../llm/web-client.ts';
+import { assertKnownVariables } from '../ops/act.ts';
+import { actOn, connectCdpDriver, extractOn, observeOn } from '../ops/portable.ts';
+import type { ActionCacheLike, OpContext, OpLog } from '../ops/types.ts';
+import { OpError } from '../ops/types.ts';
+import { limitBody } from './body-limit.ts';
+import { toErrorResponse } from './errors.ts';
+import { assertKeyRing, type KeyRing, tenantFor } from './key-ring.ts';
+import { logOps } from './op-log.ts';
+import { deadline, opRoute, validationHook } from './op-routes.ts';
+import type { Doing, OpRequest } from './run-op.ts';
+import {
+  ActRequest,
+  ActResponse,
+  ExtractRequest,
+  ExtractResponse,
+  ObserveRequest,
+  ObserveResponse,
+} from './schemas.ts';
+import { DEFAULT_CALLS_PER_TENANT, TenantGate } from './tenant-gate.ts';
+
+export interface EdgeAppDeps {
+  keys: KeyRing;
+  /** Which pages may load (BROWSERFN_ALLOW_HOSTS, BROWSERFN_ALLOW_PRIVATE). */
+  policy: GuardPolicy;
+  /** Browser endpoints callers may name in `cdpUrl` (BROWSERFN_CDP_ALLOW_HOSTS). */
+  cdpPolicy: CdpPolicy;
+  /** The operator's browser (BROWSERFN_CDP_URL): ws(s):// of a browser, or http(s):// of a DevTools endpoint. */
+  browserUrl?: string | undefined;
+  /** How the guard resolves names (DNS over HTTPS on workerd). */
+  resolve: Resolver;
+  /** The model settings, read as on Node (BROWSERFN_MODEL, OPENAI_API_KEY, …). */
+  modelEnv: Record<string, string | undefined>;
+  cacheFor?: (tenant: string) => ActionCacheLike | undefined;
+  /** Whole-request deadline (default 60 s). */
+  requestTimeoutMs?: number;
+  /** Largest accepted body (default 1 MiB). */
+  maxBodyBytes?: number;
+  /** act / observe / extract calls one key may have in progress in this isolate (default 8). */
+  maxCallsPerTenant?: number;
+  log?: OpLog;
+  /** The runtime's fetch (model calls, DevTools endpoints, DNS). */
+  fetch?: typeof fetch;
+  /** The WebSocket class for CDP; the runtime's global one by default. */
+  WebSocket?: WebSocketClass;
+}
+
+type Env = { Variables: { tenant: string } };
+
+const PAGE_TIMEOUT_MS = 30_000;
+const OPS = new Set(['/v1/act', '/v1/observe', '/v1/extract']);
+
+/** The model for this call: the request's choice over the operator's settings; a caller's URL guarded. */
+async function modelFor(req: OpRequest, deps: EdgeAppDeps): Promise<LlmClient | undefined> {
+  const choice =
+    typeof req.model === 'string' ? { model: req.model } : req.model ? { model: req.model.name } : {};
+  const baseURL = typeof req.model === 'object' ? req.model.baseURL : undefined;
+  const apiKey = typeof req.model === 'object' ? req.model.apiKey : undefined;
+  if (baseURL) {
+    const verdict = await checkEdgeUrl(baseURL, deps.policy, deps.resolve);
+    if (!verdict.ok) throw new OpError('blocked', `model.baseURL: ${verdict.message}`);
+  }
+  let config: ReturnType<typeof resolveModelConfig>;
+  try {
+    config = resolveModelConfig(
+      { ...choice, ...(baseURL ? { baseURL } : {}), ...(apiKey ? { apiKey } : {}) },
+      deps.modelEnv,
+    );
+  } catch (err) {
+    throw new OpError('invalid', `model: ${(err as Error).message}`);
+  }
+  if (!config) return undefined;
+  const fallbackName = deps.modelEnv.BROWSERFN_FALLBACK_MODEL;
+  const fallback = fallbackName ? resolveModelConfig({ model: fallbackName }, deps.modelEnv) : undefined;
+  return createWebLlmClient(config, {
+    ...(fallback ? { fallback } : {}),
+    ...(baseURL ? { guard: deps.policy } : {}),
+    ...(deps.log ? { log: deps.log } : {}),
+    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+  });
+}
+
+/** The browser to drive: the caller's cdpUrl (checked) or the operator's; as a WebSocket URL. */
+async function browserFor(req: OpRequest, deps: EdgeAppDeps): Promise<string> {
+  const fetchImpl = deps.fetch ?? fetch;
+  try {
+    if (req.cdpUrl)
+      return await admitCdpUrlWeb(req.cdpUrl, deps.cdpPolicy, { resolve: deps.resolve, fetch: fetchImpl });
+    if (!deps.browserUrl)
+      throw new OpError(
+        'invalid',
+        'cdpUrl: this worker has no browser of its own (BROWSERFN_CDP_URL is not set): send the cdpUrl of yours',
+      );
+    const own = new URL(deps.browserUrl);
+    return own.protocol === 'ws:' || own.protocol === 'wss:'
+      ? deps.browserUrl
+      : await wsUrlOf(own, fetchImpl, 10_000);
+  } catch (err) {
+    if (err instanceof CdpRefusedError) throw new OpError(err.kind, err.message);
+    if (err instanceof CdpConnectError) throw new OpError('unreachable', err.message);
+    throw err;
+  }
+}
+
+/** The first page load: a guard refusal is a 403, a page that could not be reached a 502. */
+async function open(driver: PageDriver, guard: EdgeGuard, url: string): Promise<void> {
+  let failure: unknown;
+  try {
+    await driver.goto(url, { timeoutMs: PAGE_TIMEOUT_MS });
+  } catch (err) {
+    failure = err;
+  }
+  const problem = await guard.problem();
+  if (problem?.kind === 'blocked') throw new OpError('blocked', problem.message, undefined, problem.url);
+  if (failure) {
+    const msg = ((failure as Error).message ?? '').split('\n')[0] ?? '';
+    if ((failure as Error).name === 'TimeoutError')
+      throw new OpError('timeout', `the page ${url} did not load within ${PAGE_TIMEOUT_MS} ms`);
+    throw new OpError('unreachable', `could not open ${url}: ${msg}`, undefined, url);
+  }
+  await driver.settle({ timeoutMs: 5_000 });
+}
+
+/**
+ * One call on a fresh tab of the remote browser: the URL and the browser are checked before
+ * anything connects, the guard is armed before the page loads, and the tab is closed whatever
+ * happens (at once when the deadline passes).
+ */
+async function withDriver<T>(
+  req: OpRequest,
+  tenant: string,
+  deps: EdgeAppDeps,
+  signal: AbortSignal,
+  doing: Doing,
+  op: (driver: PageDriver, ctx: Omit<OpContext, 'page'>) => Promise<T>,
+): Promise<T> {
+  if (req.url) {
+    const verdict = await checkEdgeUrl(req.url, deps.policy, deps.resolve);
+    if (!verdict.ok) throw new OpError('blocked', verdict.message, undefined, verdict.url);
+  }
+  const wsUrl = await browserFor(req, deps);
+  const llm = await modelFor(req, deps);
+  doing.what = `the browser at ${displayCdpUrl(wsUrl)}`;
+  let page: Awaited<ReturnType<typeof connectCdpDriver>>;
+  try {
+    page = await connectCdpDriver(wsUrl, deps.WebSocket ? { WebSocket: deps.WebSocket } : {});
+  } catch (err) {
+    throw new OpError(
+      'unreachable',
+      `could not connect to the browser at ${displayCdpUrl(wsUrl)}: ${((err as Error).message ?? '').split('\n')[0]}`,
+    );
+  }
+  const onAbort = () => void page.close();
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const guard = await guardPage(page.driver, deps.policy, deps.resolve);
+    if (req.url) {
+      doing.what = `the page ${req.url} to load`;
+      await open(page.driver, guard, req.url);
+    }
+    if (signal.aborted) throw new OpError('timeout', 'the request deadline passed while the page opened');
+    doing.what = `the page ${req.url ?? displayCdpUrl(wsUrl)}`;
+    const cache = deps.cacheFor?.(tenant);
+    return await op(page.driver, {
+      signal,
+      checkNavigation: async (url) => {
+        const v = await checkEdgeUrl(url, deps.policy, deps.resolve);
+        if (!v.ok) throw new NetworkBlockedError(v.url, v.rule, v.message);
+      },
+      pageProblem: () => guard.problem(),
+      ...(llm ? { llm: noting(llm, doing) } : {}),
+      ...(req.variables ? { variables: req.variables } : {}),
+      ...(req.options ? { options: req.options } : {}),
+      ...(deps.log ? { log: deps.log } : {}),
+      ...(cache ? { cache } : {}),
+    });
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    await page.close();
+  }
+}
+
+/** The model client, noting in `doing` while a call is out (so a 504 can say so). */
+function noting(llm: LlmClient, doing: Doing): LlmClient {
+  return {
+    model: llm.model,
+    async generate(req) {
+      const before = doing.what;
+      doing.what = `the model ${llm.model} to answer`;
+      try {
+        return await llm.generate(req);
+      } finally {
+        doing.what = before;
+      }
+    },
+  };
+}
+
+/** A call answered by its deadline still closes its tab: Workers keep the isolate for that. */
+function keepAlive(c: Context<Env>, work: Promise<unknown>): void {
+  try {
+    c.executionCtx.waitUntil(work);
+  } catch {
+    // Not on Workers (no execution context): the work finishes on its own.
+  }
+}
+
+export function createEdgeApp(deps: EdgeAppDeps): OpenAPIHono<Env> {
+  assertKeyRing(deps.keys);
+  const app = new OpenAPIHono<Env>({ defaultHook: validationHook });
+  const timeoutMs = deps.requestTimeoutMs ?? 60_000;
+  const maxBody = deps.maxBodyBytes ?? 1024 * 1024;
+
+  app.use('*', async (c, next) => {
+    const allowed = OPS.has(c.req.path) ? ['POST'] : c.req.path === '/healthz' ? ['GET', 'HEAD'] : undefined;
+    if (allowed && !allowed.includes(c.req.method))
+      return c.json(
+        {
+          error: {
+            kind: 'method_not_allowed',
+            message: `${c.req.method} ${c.req.path}: use ${allowed.filter((m) => m !== 'HEAD').join(' or ')}`,
+          },
+        },
+        405,
+        { allow: allowed.join(', ') },
+      );
+    await next();
+  });
+  app.get('/healthz', (c) => c.json({ ok: true }));
+  app.use('/v1/*', logOps(deps.log));
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: {
+      title: 'browserfn (edge worker)',
+      version: '0.1.0',
+      description:
+        'act, observe and extract on a remote browser over CDP, from a Workers runtime. The runs, agent, workflow and Stagehand routes of the Node server are not served here.',
+    },
+  });
+  app.use('/v1/*', async (c, next) => {
+    const tenant = tenantFor(deps.keys, c.req.header('authorization'));
+    if (tenant === undefined)
+      return c.json(
+        {
+          error: {
+            kind: 'unauthorized',
+            message: 'send Authorization: Bearer <API key> (keys come from BROWSERFN_API_KEYS)',
+          },
+        },
+        401,
+      );
+    c.set('tenant', tenant);
+    await next();
+  });
+  app.use(
+    '/v1/*',
+    limitBody(maxBody, (c) =>
+      c.json({ error: { kind: 'invalid', message: `body larger than ${maxBody} bytes` } }, 413),
+    ),
+  );
+  // Counted per isolate: Workers run many, so this bounds one isolate's share, not the key's total.
+  const gate = new TenantGate(deps.maxCallsPerTenant ?? DEFAULT_CALLS_PER_TENANT);
+  app.use('/v1/*', async (c, next) => {
+    if (c.req.method !== 'POST' || !OPS.has(c.req.path)) return next();
+    const leave = gate.enter(c.get('tenant'));
+    if (!leave)
+      return c.json(
+        {
+          error: {
+            kind: 'limit',
+            message: `this API key already has ${gate.perTenant} calls in progress here, the most one key may have at once; send this one again when one of them has answered`,
+            retryable: true,
+          },
+        },
+        429,
+        { 'retry-after': '1' },
+      );
+    try {
+      await next();
+    } finally {
+      leave();
+    }
+  });
+  app.onError((err, c) => {
+    const { status, body } = toErrorResponse(err);
+    if (status >= 500)
+      deps.log?.({ level: 'warn', msg: 'request failed', path: c.req.path, error: String(err) });
+    return c.json(body, status);
+  });
+  app.notFound((c) =>
+    c.json({ error: { kind: 'not_found', message: `no route ${c.req.method} ${c.req.path}` } }, 404),
+  );
+
+  const run = <T>(
+    c: Context<Env>,
+    body: OpRequest,
+    op: (driver: PageDriver, ctx: Omit<OpContext, 'page'>) => Promise<T>,
+  ) =>
+    deadline(
+      timeoutMs,
+      (signal, doing) => withDriver(body, c.get('tenant'), deps, signal, doing, op),
+      (work) => keepAlive(c, work),
+    );
+
+  app.openapi(
+    opRoute('/v1/act', 'Do what an instruction says on a page', ActRequest, ActResponse),
+    async (c) => {
+      const body = c.req.valid('json');
+      const input = body.instruction ?? body.action!;
+      const target = body.action && 'target' in body.action ? body.action.target : undefined;
+      if (target && 'id' in target && !body.cdpUrl)
+        return c.json(
+          {
+            error: {
+              kind: 'invalid',
+              message:
+                'action.target.id: an element id only means something on the page it came from; with url, send target.locator (the selector from observe)',
+              issues: [
+                {
+                  path: 'action.target.id',
+                  message: 'use target.locator, or cdpUrl to stay on the same page',
+                },
+              ],
+            },
+          },
+          400,
+        );
+      assertKnownVariables(
+        typeof input === 'string'
+          ? input
+          : ('arguments' in input ? input.arguments : (input.args ?? [])).join(' '),
+        body.variables,
+      );
+      const result = await run(c, body, (driver, ctx) =>
+        actOn(driver, input as Parameters<typeof actOn>[1], ctx),
+      );
+      return c.json(result as never, 200);
+    },
+  );
+  app.openapi(
+    opRoute('/v1/observe', 'List elements matching an instruction', ObserveRequest, ObserveResponse),
+    async (c) => {
+      const body = c.req.valid('json');
+      const result = await run(c, body, (driver, ctx) => observeOn(driver, body.instruction, ctx));
+      return c.json(result as never, 200);
+    },
+  );
+  app.openapi(
+    opRoute('/v1/extract', 'Read typed data from a page', ExtractRequest, ExtractResponse),
+    async (c) => {
+      const body = c.req.valid('json');
+      const result = await run(c, body, (driver, ctx) =>
+        extractOn(driver, body.instruction, body.schema, ctx),
+      );
+      return c.json(result as never, 200);
+    },
+  );
+  return app;
+}
