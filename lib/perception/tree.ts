@@ -191,9 +191,60 @@ export function selectChunk(lines: TreeLine[], chunk: number, viewportHeight: nu
 }
 
 /**
+ * Instruction words that say nothing about which line matters: they (or, under four letters, any
+ * fragment like "com" of an e-mail address) occur in most lines of a big page and would crowd out
+ * the controls the task is about.
+ */
+const NOISE = new Set([
+  'the',
+  'and',
+  'into',
+  'onto',
+  'from',
+  'with',
+  'for',
+  'then',
+  'your',
+  'this',
+  'that',
+  'field',
+  'button',
+  'box',
+  'input',
+  'link',
+  'page',
+  'click',
+  'type',
+  'enter',
+  'press',
+  'fill',
+  'select',
+  'choose',
+  'tap',
+]);
+/** Controls a task types into or sets: few on any page, and what act is most often after. */
+const FORM_ROLES = new Set([
+  'textbox',
+  'searchbox',
+  'combobox',
+  'spinbutton',
+  'checkbox',
+  'radio',
+  'switch',
+  'slider',
+  'listbox',
+]);
+const roleOfLine = (l: TreeLine): string => {
+  const sep = l.text.indexOf('\u0000');
+  return sep < 0 ? '' : l.text.slice(0, sep);
+};
+
+/**
  * Fits the tree into a token budget, most useful lines first: keyword matches, then interactive
- * elements in the viewport, then other interactive ones, then visible text, then the rest. A kept
- * line always brings its ancestors so the indentation still means something.
+ * elements in the viewport, then form controls anywhere, then other interactive ones, then visible
+ * text, then the rest. A kept line always brings its ancestors so the indentation still means
+ * something, and an unnamed form control brings the text line just before it (its visible label:
+ * a bare "[518] textbox" tells a model nothing).
  */
 export function selectBudget(
   lines: TreeLine[],
@@ -201,14 +252,15 @@ export function selectBudget(
   budget: number,
   keywords: string[] = [],
 ): Selection {
-  const words = keywords.map((k) => k.toLowerCase()).filter((k) => k.length > 2);
+  const words = keywords.map((k) => k.toLowerCase()).filter((k) => k.length > 3 && !NOISE.has(k));
   const priority = (l: TreeLine): number => {
     let p = 0;
     const lower = l.text.toLowerCase();
     if (words.some((w) => lower.includes(w))) p += 8;
     if (l.interactive) p += 4;
     if (l.inViewport) p += 3;
-    const role = l.text.slice(0, Math.max(0, l.text.indexOf('\u0000')));
+    const role = roleOfLine(l);
+    if (l.interactive && FORM_ROLES.has(role)) p += 2;
     if (role === 'heading' || /^h[1-6]$/.test(role)) p += 2;
     return p;
   };
@@ -220,9 +272,18 @@ export function selectBudget(
     // Cost of this line plus any ancestors not yet kept.
     let cost = 0;
     const chain: number[] = [];
-    for (let j = i; j >= 0 && !keep[j]; j = lines[j]!.parent) {
-      chain.push(j);
-      cost += estimateTokens(rendered[j]!) + 0.25;
+    const add = (from: number) => {
+      for (let j = from; j >= 0 && !keep[j] && !chain.includes(j); j = lines[j]!.parent) {
+        chain.push(j);
+        cost += estimateTokens(rendered[j]!) + 0.25;
+      }
+    };
+    add(i);
+    const line = lines[i]!;
+    const prev = lines[i - 1];
+    if (line.interactive && prev && !keep[i - 1] && FORM_ROLES.has(roleOfLine(line))) {
+      const unnamed = line.text.endsWith('\u0000');
+      if (unnamed && !prev.text.includes('\u0000')) add(i - 1);
     }
     if (used + cost > budget) continue;
     used += cost;

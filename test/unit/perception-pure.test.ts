@@ -119,6 +119,36 @@ describe('selectBudget', () => {
     expect(sel.keep[3]).toBe(true);
     expect(sel.keep[0]).toBe(true);
   });
+  it('keeps an off-screen unnamed field with its label over links and text full of the task’s filler words', () => {
+    // Issue 27: on real pages "type … into the email field" lost the login form below the fold to
+    // lines matching "the" / "into" / "com" and to the links before it in reading order.
+    const big = [
+      line(0, 'main\u0000', 0, -1),
+      ...Array.from({ length: 6 }, (_, k) =>
+        line(1, `the offer of the week into the shop at example.com ${k}`, 0, 0, { inViewport: false }),
+      ),
+      ...Array.from({ length: 6 }, (_, k) =>
+        line(1, `link\u0000Product ${k}`, 10 + k, 0, { inViewport: false }),
+      ),
+      line(1, 'E-mail', 0, 0, { inViewport: false }),
+      line(1, 'textbox\u0000', 30, 0, { inViewport: false }),
+    ];
+    const text = big.map((l) => formatLine(l, undefined));
+    const cost = (i: number) => Math.ceil(text[i]!.length / 3) + 0.25;
+    const sel = selectBudget(big, text, cost(0) + cost(13) + cost(14) + 1, [
+      'type',
+      'ada',
+      'example',
+      'com',
+      'into',
+      'the',
+      'email',
+      'field',
+    ]);
+    expect(sel.keep[14]).toBe(true);
+    expect(sel.keep[13]).toBe(true);
+    expect(sel.omittedInteractive).toBe(6);
+  });
 });
 
 describe('selectChunk', () => {
