@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { z } from 'zod';
 import type { LlmClient, MessagePart, Usage } from '../llm/types.ts';
-import { addUsage } from '../llm/types.ts';
+import { addUsage, LlmError } from '../llm/types.ts';
 import { setOfMarks } from '../perception/som.ts';
 import type { Snapshot } from '../perception/types.ts';
 import { type CoordinateCommand, CoordinateCommandSchema } from './coordinate-fallback.ts';
@@ -202,13 +202,20 @@ export async function decideWithLooks(
   let usage: Usage | undefined;
   for (;;) {
     const open = input.looksOffered && !input.looks.closed;
-    const reply = await input.llm.generate<ModeDecision>({
-      system: input.system,
-      messages,
-      schema: decisionSchemaFor({ looks: open, coordinates: input.coordinates }),
-      schemaName: 'scenario_decision',
-      ...(input.signal ? { signal: input.signal } : {}),
-    });
+    let reply: Awaited<ReturnType<typeof input.llm.generate<ModeDecision>>>;
+    try {
+      reply = await input.llm.generate<ModeDecision>({
+        system: input.system,
+        messages,
+        schema: decisionSchemaFor({ looks: open, coordinates: input.coordinates }),
+        schemaName: 'scenario_decision',
+        ...(input.signal ? { signal: input.signal } : {}),
+      });
+    } catch (err) {
+      // The calls of this iteration that did answer were billed: the caller adds the error's usage.
+      if (err instanceof LlmError && usage) err.usage = err.usage ? addUsage(usage, err.usage) : usage;
+      throw err;
+    }
     usage = usage ? addUsage(usage, reply.usage) : reply.usage;
     const ask = reply.value.commands.find((c): c is LookCommand => c.kind === 'look');
     const commands = reply.value.commands.filter((c) => c.kind !== 'look');
