@@ -10,7 +10,11 @@ import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
 import { chromiumArgs, embeddedExecutablePath } from '../../lib/browser/launch.ts';
 import { createLlmClient } from '../../lib/llm/client.ts';
 import type { LlmClient } from '../../lib/llm/types.ts';
+import { compileScenario } from '../../lib/scenarios/compile.ts';
 import { repairScript } from '../../lib/scenarios/repair/repair.ts';
+import { runScenario } from '../../lib/scenarios/run-scenario.ts';
+import { parseScenario } from '../../lib/scenarios/spec.ts';
+import { exportPlaywright } from '../../lib/workflows/export-playwright.ts';
 import { startBrowser } from '../support/browser.ts';
 import type { RecordedRequest } from '../support/llm-server.ts';
 import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
@@ -74,11 +78,11 @@ main().catch((err: unknown) => {
 });
 `;
 
-async function runScript(source: string): Promise<unknown> {
+async function runScript(source: string, args: string[] = []): Promise<{ stdout: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'bfn-repair-'));
   await symlink(join(process.cwd(), 'node_modules'), join(dir, 'node_modules'));
   await writeFile(join(dir, 'test.ts'), source);
-  return run(process.execPath, ['--import', 'tsx', join(dir, 'test.ts')], {
+  return run(process.execPath, ['--import', 'tsx', join(dir, 'test.ts'), ...args], {
     cwd: dir,
     env: {
       ...process.env,
@@ -229,5 +233,53 @@ describe('POST /v1/repair', () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe('a passed scenario exported as a Playwright script (--playwright)', () => {
+  it('runs green on the app, its verifications as expect checks that fail on the broken app', async () => {
+    llm.setHandler((r) => {
+      if (r.schemaName !== 'scenario_decision') return { status: 400 };
+      const step = Number(/Current step (\d+) of/.exec(r.text)?.[1]);
+      return decide({
+        status: 'complete',
+        commands:
+          step === 1
+            ? [
+                {
+                  kind: 'action',
+                  action: 'fill',
+                  id: idInPrompt(r.text, 'textbox', 'New note'),
+                  value: 'Buy milk',
+                },
+                { kind: 'action', action: 'click', id: idInPrompt(r.text, 'button', 'Add note') },
+              ]
+            : [
+                { kind: 'verify', check: 'textContains', selector: '#notes', expected: 'Buy milk' },
+                { kind: 'verify', check: 'countEquals', selector: '#notes > li', expected: '1' },
+              ],
+      });
+    });
+    const page = await pageAt('/notes');
+    const passed = await runScenario(
+      parseScenario({ steps: ['Add a note saying Buy milk', 'Verify the list shows Buy milk, once'] }),
+      { page, llm: model },
+    );
+    expect(passed.status).toBe('passed');
+    const { workflow, notCarried } = compileScenario(passed);
+    expect(notCarried).toEqual([]);
+    const exported = exportPlaywright(workflow);
+    // The verifications are checks of the script, not comments.
+    expect(exported).toContain(
+      'await expectElement(page, "#notes:has-text(\\"Buy milk\\")", true, "verify_textcontains");',
+    );
+    expect(exported).toContain(
+      'await expectElement(page, ":nth-match(#notes > li, 2)", false, "verify_countequals");',
+    );
+    await runScript(exported, [`--url=${site.url}/notes`]);
+    await expect(runScript(exported, [`--url=${site.url}/notes?broken=1`])).rejects.toThrow(
+      /expected .*Buy milk/,
+    );
+    await page.context().close();
   });
 });
