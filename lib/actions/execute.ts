@@ -1,8 +1,12 @@
-import type { ElementHandle, Page } from 'playwright-core';
-import { NetworkBlockedError } from '../browser/guard.ts';
-import { guardedGoto } from '../browser/navigate.ts';
+import { asDriver, type DriverElement, type PageDriver, type PageInput } from '../browser/page-driver.ts';
 import { forgetRead } from '../perception/held-read.ts';
-import { findByLocator, type Located, locateById, locateByXPath, toLocator } from '../perception/locate.ts';
+import {
+  type Found,
+  findByLocator,
+  findElementById,
+  findElementByXPath,
+  toLocator,
+} from '../perception/locate.ts';
 import type { Snapshot } from '../perception/types.ts';
 import { classifyError, describeTarget, substitute } from './helpers.ts';
 import { watchNavigation } from './navigation-watch.ts';
@@ -29,11 +33,11 @@ class ActionFailure extends Error {
   }
 }
 
-async function locate(page: Page, target: ActionTarget, ctx: ExecuteContext): Promise<Located> {
+async function locate(page: PageDriver, target: ActionTarget, ctx: ExecuteContext): Promise<Found> {
   if ('id' in target) {
     if (!ctx.snapshot)
       throw new ActionFailure('invalid', `target [${target.id}] needs the snapshot it came from`);
-    const found = await locateById(page, ctx.snapshot, target.id);
+    const found = await findElementById(page, ctx.snapshot, target.id);
     if ('error' in found) throw new ActionFailure('not_found', found.error);
     return found;
   }
@@ -42,28 +46,28 @@ async function locate(page: Page, target: ActionTarget, ctx: ExecuteContext): Pr
     // With a snapshot at hand, let role + name rescue a locator whose path moved.
     const match = ctx.snapshot && locator.role ? findByLocator(ctx.snapshot, locator) : undefined;
     if (match && ctx.snapshot) {
-      const found = await locateById(page, ctx.snapshot, match.id);
+      const found = await findElementById(page, ctx.snapshot, match.id);
       if (!('error' in found))
         return { ...found, via: match.locator.xpath === locator.xpath ? found.via : 'role-name' };
     }
-    const found = await locateByXPath(page, locator.xpath);
+    const found = await findElementByXPath(page, locator.xpath);
     if ('error' in found) throw new ActionFailure('not_found', found.error);
     return found;
   }
   throw new ActionFailure('invalid', 'a point target has no element');
 }
 
-function pointOf(page: Page, target: ActionTarget): { x: number; y: number } | undefined {
+function pointOf(page: PageDriver, target: ActionTarget): { x: number; y: number } | undefined {
   if (!('xPct' in target)) return undefined;
-  const vp = page.viewportSize() ?? { width: 1280, height: 800 };
+  const vp = page.viewport();
   if (target.xPct < 0 || target.xPct > 100 || target.yPct < 0 || target.yPct > 100)
     throw new ActionFailure('invalid', 'xPct and yPct must be between 0 and 100');
   return { x: (target.xPct / 100) * vp.width, y: (target.yPct / 100) * vp.height };
 }
 
-async function centre(handle: ElementHandle<Element>): Promise<{ x: number; y: number }> {
-  await handle.scrollIntoViewIfNeeded({ timeout: 2000 }).catch(() => undefined);
-  const box = await handle.boundingBox();
+async function centre(handle: DriverElement): Promise<{ x: number; y: number }> {
+  await handle.scrollIntoView(2000).catch(() => undefined);
+  const box = await handle.box();
   if (!box) throw new ActionFailure('not_actionable', 'element has no box (hidden or detached)');
   return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
 }
@@ -108,14 +112,14 @@ function applyScroll(el: Element | null, spec: ScrollSpec): void {
   box.scrollTop = next[spec.kind];
 }
 
-async function scroll(page: Page, el: Located | undefined, arg: string | undefined): Promise<string> {
+async function scroll(page: PageDriver, el: Found | undefined, arg: string | undefined): Promise<string> {
   if (el && arg === undefined) {
-    await el.handle.scrollIntoViewIfNeeded({ timeout: 5000 });
+    await el.element.scrollIntoView(5000);
     return 'scrolled the element into view';
   }
   const spec = parseScroll(arg ?? 'down');
-  if (el) await el.handle.evaluate(applyScroll, spec);
-  else await page.evaluate(`(${applyScroll.toString()})(null, ${JSON.stringify(spec)})`);
+  if (el) await el.element.call(applyScroll, spec);
+  else await page.mainFrame().evaluate(`(${applyScroll.toString()})(null, ${JSON.stringify(spec)})`);
   return spec.kind === 'pct'
     ? `scrolled to ${spec.amount}%`
     : spec.kind === 'by'
@@ -128,8 +132,8 @@ async function scroll(page: Page, el: Located | undefined, arg: string | undefin
  * what it did not do (a login then fails on a cut password). Refused before anything is typed. The
  * message gives no lengths: the text may be a secret.
  */
-async function assertFits(handle: ElementHandle<Element>, text: string, shown: string): Promise<void> {
-  const max = await handle.evaluate((n) =>
+async function assertFits(handle: DriverElement, text: string, shown: string): Promise<void> {
+  const max = await handle.call((n) =>
     n instanceof HTMLInputElement || n instanceof HTMLTextAreaElement ? n.maxLength : -1,
   );
   if (max >= 0 && text.length > max)
@@ -145,7 +149,7 @@ interface RunNotes {
   mayNavigate: boolean;
 }
 
-async function run(page: Page, action: Action, ctx: ExecuteContext, notes: RunNotes): Promise<string> {
+async function run(page: PageDriver, action: Action, ctx: ExecuteContext, notes: RunNotes): Promise<string> {
   const timeout = ctx.timeoutMs ?? 5000;
   const raw = action.args ?? [];
   const args = substitute(raw, ctx.variables);
@@ -167,13 +171,14 @@ async function run(page: Page, action: Action, ctx: ExecuteContext, notes: RunNo
         if (action.method === 'hover') await page.mouse.move(point.x, point.y);
         else await page.mouse.click(point.x, point.y, { clickCount: action.method === 'dblclick' ? 2 : 1 });
       } else if (el) {
-        // Fast path first; Playwright's patient path (waits, retries, precise errors) otherwise.
-        const fast = await fastPointer(page, el.handle, action.method);
+        // Fast path first; the driver's patient path (waits, retries, precise errors) otherwise.
+        const fast = await fastPointer(page, el.element, action.method);
         if (fast) notes.mayNavigate = fast.navigates;
         else {
-          if (action.method === 'click') await el.handle.click({ timeout });
-          else if (action.method === 'dblclick') await el.handle.dblclick({ timeout });
-          else await el.handle.hover({ timeout });
+          if (action.method === 'click') await el.element.click({ timeoutMs: timeout });
+          else if (action.method === 'dblclick')
+            await el.element.click({ clickCount: 2, timeoutMs: timeout });
+          else await el.element.hover({ timeoutMs: timeout });
         }
       } else throw new ActionFailure('invalid', `${action.method} needs a target`);
       return `${action.method === 'dblclick' ? 'double-clicked' : action.method === 'hover' ? 'hovered' : 'clicked'} ${shown}`;
@@ -183,10 +188,10 @@ async function run(page: Page, action: Action, ctx: ExecuteContext, notes: RunNo
       need(1, 'the text to enter');
       const text = args[0]!;
       if (el) {
-        await assertFits(el.handle, text, shown);
-        if (action.method === 'fill') await el.handle.fill(text, { timeout });
+        await assertFits(el.element, text, shown);
+        if (action.method === 'fill') await el.element.fill(text, { timeoutMs: timeout });
         else {
-          await el.handle.focus();
+          await el.element.focus();
           await page.keyboard.type(text);
         }
       } else if (point) {
@@ -199,7 +204,7 @@ async function run(page: Page, action: Action, ctx: ExecuteContext, notes: RunNo
     case 'press': {
       need(1, 'a key such as Enter or Control+A');
       notes.mayNavigate = /Enter$/.test(args[0]!);
-      if (el) await el.handle.press(args[0]!, { timeout });
+      if (el) await el.element.press(args[0]!, { timeoutMs: timeout });
       else await page.keyboard.press(args[0]!);
       return `pressed ${raw[0]}${el ? ` on ${shown}` : ''}`;
     }
@@ -210,24 +215,24 @@ async function run(page: Page, action: Action, ctx: ExecuteContext, notes: RunNo
       const choice = args[0]!;
       // Resolve label, value or case-insensitive label in the page first: selectOption would
       // otherwise wait its whole timeout on the forms that do not match.
-      const found = await el.handle.evaluate((n, want) => {
-        if (n.localName !== 'select') return { isSelect: false, value: undefined };
+      const found = await el.element.call((n, want: string) => {
+        if (n.localName !== 'select') return { isSelect: false, value: null };
         const options = Array.from((n as HTMLSelectElement).options);
         const norm = (s: string) => s.replace(/\s+/g, ' ').trim().toLowerCase();
         const opt =
           options.find((o) => o.label === want || o.text === want) ??
           options.find((o) => o.value === want) ??
           options.find((o) => norm(o.label) === norm(want) || norm(o.text) === norm(want));
-        return { isSelect: true, value: opt?.value };
+        return { isSelect: true, value: opt ? opt.value : null };
       }, choice);
       if (!found.isSelect)
         throw new ActionFailure(
           'not_actionable',
           `${shown} is not a native <select>; open it and click the option`,
         );
-      if (found.value === undefined)
+      if (found.value === null || found.value === undefined)
         throw new ActionFailure('not_found', `no option "${raw[0]}" in ${shown}`);
-      await el.handle.selectOption({ value: found.value }, { timeout });
+      await el.element.selectValue(found.value, { timeoutMs: timeout });
       return `selected "${raw[0]}" in ${shown}`;
     }
     case 'check':
@@ -235,13 +240,11 @@ async function run(page: Page, action: Action, ctx: ExecuteContext, notes: RunNo
       if (!el) throw new ActionFailure('invalid', `${action.method} needs a target`);
       notes.mayNavigate = false;
       const want = action.method === 'check';
-      const now = await isChecked(el.handle).catch(() => undefined);
+      const now = await isChecked(el.element).catch(() => undefined);
       if (now !== want) {
-        const clicked = now !== undefined && (await fastPointer(page, el.handle, 'click'));
-        if (!clicked || (await isChecked(el.handle).catch(() => undefined)) !== want) {
-          if (want) await el.handle.check({ timeout });
-          else await el.handle.uncheck({ timeout });
-        }
+        const clicked = now !== undefined && (await fastPointer(page, el.element, 'click'));
+        if (!clicked || (await isChecked(el.element).catch(() => undefined)) !== want)
+          await el.element.setChecked(want, { timeoutMs: timeout });
       }
       return `${action.method === 'check' ? 'checked' : 'unchecked'} ${shown}`;
     }
@@ -249,10 +252,10 @@ async function run(page: Page, action: Action, ctx: ExecuteContext, notes: RunNo
       return scroll(page, el, args[0]);
     case 'drag': {
       if (!target || !action.to) throw new ActionFailure('invalid', 'drag needs a target and a `to` target');
-      const from = point ?? (el ? await centre(el.handle) : undefined);
+      const from = point ?? (el ? await centre(el.element) : undefined);
       const toPoint = pointOf(page, action.to);
       const toEl = toPoint ? undefined : await locate(page, action.to, ctx);
-      const to = toPoint ?? (toEl ? await centre(toEl.handle) : undefined);
+      const to = toPoint ?? (toEl ? await centre(toEl.element) : undefined);
       if (!from || !to) throw new ActionFailure('not_actionable', 'drag endpoints have no position');
       await page.mouse.move(from.x, from.y);
       await page.mouse.down();
@@ -272,9 +275,13 @@ async function run(page: Page, action: Action, ctx: ExecuteContext, notes: RunNo
         }
       }
       try {
-        await guardedGoto(page, url, Math.max(timeout, 30_000));
+        await page.goto(url, { timeoutMs: Math.max(timeout, 30_000) });
       } catch (err) {
-        if (err instanceof NetworkBlockedError) throw new ActionFailure('blocked', err.message);
+        // The guard refused it: at the request (the browser's own words) or at a redirect hop.
+        const e = err as Error;
+        if (e.name === 'NetworkBlockedError') throw new ActionFailure('blocked', e.message);
+        if (/ERR_BLOCKED_BY_CLIENT/.test(e.message))
+          throw new ActionFailure('blocked', `Blocked request to ${url} by the network guard`);
         throw err;
       }
       return `opened ${raw[0]}`;
@@ -282,14 +289,8 @@ async function run(page: Page, action: Action, ctx: ExecuteContext, notes: RunNo
     case 'back':
     case 'forward':
     case 'reload': {
-      const opts = { waitUntil: 'domcontentloaded' as const, timeout: Math.max(timeout, 30_000) };
-      const res =
-        action.method === 'back'
-          ? await page.goBack(opts)
-          : action.method === 'forward'
-            ? await page.goForward(opts)
-            : await page.reload(opts);
-      if (res === null && action.method !== 'reload')
+      const moved = await page.history(action.method, { timeoutMs: Math.max(timeout, 30_000) });
+      if (!moved && action.method !== 'reload')
         return `nothing to go ${action.method} to; stayed on the page`;
       return action.method === 'reload' ? 'reloaded the page' : `went ${action.method}`;
     }
@@ -297,22 +298,43 @@ async function run(page: Page, action: Action, ctx: ExecuteContext, notes: RunNo
       const spec = args[0] ?? '1000';
       if (spec.startsWith('text:')) {
         const text = spec.slice(5);
-        await page
-          .getByText(text)
-          .first()
-          .waitFor({ state: 'visible', timeout: ctx.timeoutMs ?? 10_000 });
+        await waitForText(page, text, ctx.timeoutMs ?? 10_000);
         return `waited for "${text}"`;
       }
       const ms = Number(spec);
       if (!Number.isFinite(ms) || ms < 0 || ms > 60_000)
         throw new ActionFailure('invalid', 'wait takes milliseconds (0–60000) or "text:…"');
-      await page.waitForTimeout(ms);
+      await sleep(ms);
       return `waited ${ms} ms`;
     }
     default: {
       const method: never = action.method;
       throw new ActionFailure('invalid', `unknown method ${String(method)}`);
     }
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs in the page: is the text shown (case and spacing aside) anywhere in the rendered body? */
+function showsText(want: string): boolean {
+  const norm = (t: string) => t.replace(/\s+/g, ' ').trim().toLowerCase();
+  return norm(document.body?.innerText ?? '').includes(norm(want));
+}
+
+/** Waits until the page shows the text, polling; a TimeoutError when it never does. */
+async function waitForText(page: PageDriver, text: string, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const frames = page.frames();
+    const seen = await Promise.all(frames.map((f) => f.call(showsText, text).catch(() => false)));
+    if (seen.some(Boolean)) return;
+    if (performance.now() >= deadline) {
+      const err = new Error(`Timeout ${timeoutMs}ms exceeded waiting for text "${text}"`);
+      err.name = 'TimeoutError';
+      throw err;
+    }
+    await sleep(100);
   }
 }
 
@@ -324,10 +346,11 @@ const NAVIGATING_INPUTS = new Set<Action['method']>(['click', 'dblclick', 'press
  * value with a kind; only programming errors throw.
  */
 export async function executeAction(
-  page: Page,
+  input: PageInput,
   action: Action,
   ctx: ExecuteContext = {},
 ): Promise<ActionOutcome> {
+  const page = asDriver(input);
   const started = performance.now();
   const before = page.url();
   // Whatever the action changes, no earlier read of the page may answer for it afterwards.

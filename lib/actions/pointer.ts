@@ -1,4 +1,4 @@
-import type { ElementHandle, Page } from 'playwright-core';
+import type { DriverElement, PageDriver } from '../browser/page-driver.ts';
 
 /**
  * Runs in the element's frame: brings it into view and checks, in one round trip, what
@@ -36,16 +36,16 @@ function readyForPointer(el: Element): { ok: true; navigates: boolean } | { ok: 
 /**
  * A real mouse click (or hover) at the element's centre when the element is plainly ready, saying
  * whether it is the kind of element that loads a page; undefined when it is not ready, so the
- * caller falls back to Playwright's waiting, retrying path.
+ * caller falls back to the driver's waiting, retrying path.
  */
 export async function fastPointer(
-  page: Page,
-  handle: ElementHandle<Element>,
+  page: PageDriver,
+  handle: DriverElement,
   kind: 'click' | 'dblclick' | 'hover',
 ): Promise<{ navigates: boolean } | undefined> {
-  const ready = await handle.evaluate(readyForPointer).catch(() => ({ ok: false as const, reason: 'gone' }));
+  const ready = await handle.call(readyForPointer).catch(() => ({ ok: false as const, reason: 'gone' }));
   if (!ready.ok) return undefined;
-  const box = await handle.boundingBox();
+  const box = await handle.box();
   if (!box) return undefined;
   const x = box.x + box.width / 2;
   const y = box.y + box.height / 2;
@@ -55,10 +55,12 @@ export async function fastPointer(
 }
 
 /** Current checked state of a checkbox / radio / switch, native or ARIA. */
-export async function isChecked(handle: ElementHandle<Element>): Promise<boolean | undefined> {
-  return handle.evaluate((el) => {
+export async function isChecked(handle: DriverElement): Promise<boolean | undefined> {
+  // null, not undefined: a value that survives the trip out of the page as JSON.
+  const state = await handle.call((el) => {
     if (el instanceof HTMLInputElement && (el.type === 'checkbox' || el.type === 'radio')) return el.checked;
     const aria = el.getAttribute('aria-checked') ?? el.getAttribute('aria-pressed');
-    return aria === null ? undefined : aria === 'true';
+    return aria === null ? null : aria === 'true';
   });
+  return state ?? undefined;
 }

@@ -200,7 +200,8 @@ export function registerWorkflowActions(
               tenant,
               ops,
               signal,
-              async (ctx) => ({ value: await fn(ctx.page) }),
+              // Node's server opens Playwright pages (run-op.ts).
+              async (ctx) => ({ value: await fn(ctx.page as Page) }),
               doing,
             );
             return r.value;
@@ -298,7 +299,7 @@ export function registerWorkflowActions(
               runId: `wfrun_${randomUUID()}`,
               stored: { store, id },
               deps: {
-                page: ctx.page,
+                page: ctx.page as Page,
                 signal,
                 ...(ctx.llm ? { llm: ctx.llm } : {}),
                 ...(ctx.variables ? { variables: ctx.variables } : {}),

@@ -108,6 +108,8 @@ class CdpPageDriver implements PageDriver, FrameHost {
       const f = p.frame as FrameTree['frame'];
       const frame = this.#ensureFrame(f, this.#sessions.get(sid!)!);
       frame.frameUrl = f.url;
+      // A new document: the frames of the old one are gone (the browser sends no detach for them).
+      this.#dropDescendants(f.id);
       if (f.id === this.#mainId) this.#emit('navigated');
     });
     c.on('Page.frameDetached', (p, sid) => {
@@ -260,6 +262,14 @@ class CdpPageDriver implements PageDriver, FrameHost {
     }
     if (f.parentId) frame.parentId = f.parentId;
     return frame;
+  }
+
+  #dropDescendants(id: string): void {
+    for (const child of this.childrenOf(id)) {
+      this.#dropDescendants(child.id);
+      child.detached = true;
+      this.#frames.delete(child.id);
+    }
   }
 
   #emit(change: PageChange): void {

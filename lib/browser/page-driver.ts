@@ -29,8 +29,14 @@ export interface DriverFrame {
   evaluate<R = unknown>(expression: string): Promise<R>;
   /** Calls a self-contained function in the frame with one JSON-able argument. */
   call<R, A = undefined>(fn: (arg: A) => R | Promise<R>, arg?: A): Promise<Awaited<R>>;
-  /** The element an expression evaluates to; undefined when the value is no element. */
-  element(expression: string): Promise<DriverElement | undefined>;
+  /**
+   * The element an expression (or a self-contained function called with `arg`) gives; undefined
+   * when the value is no element. A function with an argument compiles once per document.
+   */
+  element<A = undefined>(
+    script: string | ((arg: A) => Element | null | undefined),
+    arg?: A,
+  ): Promise<DriverElement | undefined>;
   /** The <iframe>/<frame> element this frame is shown in (undefined for the main frame). */
   owner(): Promise<DriverElement | undefined>;
 }

@@ -58,8 +58,14 @@ class PlaywrightFrame implements DriverFrame {
   call<R, A = undefined>(fn: (arg: A) => R | Promise<R>, arg?: A): Promise<Awaited<R>> {
     return this.native.evaluate(fn as (arg: unknown) => R, arg) as Promise<Awaited<R>>;
   }
-  async element(expression: string): Promise<DriverElement | undefined> {
-    const h = await this.native.evaluateHandle(expression);
+  async element<A = undefined>(
+    script: string | ((arg: A) => Element | null | undefined),
+    arg?: A,
+  ): Promise<DriverElement | undefined> {
+    const h =
+      typeof script === 'string'
+        ? await this.native.evaluateHandle(script)
+        : await this.native.evaluateHandle(script as (arg: unknown) => Element | null | undefined, arg);
     const el = h.asElement() as ElementHandle<Element> | null;
     if (!el) {
       await h.dispose();
@@ -176,7 +182,7 @@ class PlaywrightDriver implements PageDriver {
       signal = resolve;
     });
     const onRequest = (r: Request) => {
-      if (!started && r.isNavigationRequest() && r.frame() === page.mainFrame()) {
+      if (r.isNavigationRequest() && r.frame() === page.mainFrame()) {
         started = r;
         signal();
       }

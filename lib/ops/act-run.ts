@@ -4,7 +4,7 @@ import type { Action, ActionOutcome } from '../actions/types.ts';
 import type { Usage } from '../llm/types.ts';
 import type { Snapshot } from '../perception/types.ts';
 import { elementById } from '../perception/types.ts';
-import { emptyUsage } from './page-state.ts';
+import { driverOf, emptyUsage } from './page-state.ts';
 import { type ActResult, type OpContext, OpError, type OpErrorKind, type ResolvedBy } from './types.ts';
 
 interface Step {
@@ -59,7 +59,7 @@ export class Run {
   async exec(action: Action, snap: Snapshot): Promise<ActionOutcome> {
     // The caller has been answered (a deadline, a client gone): no action may follow that answer.
     if (this.ctx.signal?.aborted) throw new OpError('timeout', 'the call was cancelled before this action');
-    let outcome = await executeAction(this.ctx.page, action, {
+    let outcome = await executeAction(driverOf(this.ctx), action, {
       snapshot: snap,
       ...(this.ctx.variables ? { variables: this.ctx.variables } : {}),
       ...(this.ctx.options?.timeoutMs ? { timeoutMs: this.ctx.options.timeoutMs } : {}),
@@ -96,7 +96,7 @@ export class Run {
       actions: this.steps.filter((s) => s.outcome.ok).map((s) => s.action),
       usage: this.usage.total,
       resolvedBy,
-      url: this.ctx.page.url(),
+      url: driverOf(this.ctx).url(),
       ms: Math.round(performance.now() - this.started),
       ...extra,
     };

@@ -1,4 +1,5 @@
-import { loadedAndIdle, loadedAndIdleNow, QUIET_MS, settle } from '../browser/settle.ts';
+import { asDriver, type PageDriver } from '../browser/page-driver.ts';
+import { QUIET_MS } from '../browser/settle.ts';
 import { spentOn } from '../llm/spent.ts';
 import {
   addUsage,
@@ -19,9 +20,12 @@ import {
   snapshot,
   snapshotIfQuiet,
 } from '../perception/snapshot.ts';
-import { setOfMarks } from '../perception/som.ts';
+import { marksPicture } from '../perception/som.ts';
 import type { Snapshot } from '../perception/types.ts';
 import { type OpContext, OpError } from './types.ts';
+
+/** The page of an op, through the port (a Node caller's Playwright page is wrapped once). */
+export const driverOf = (ctx: OpContext): PageDriver => asDriver(ctx.page);
 
 /** Page text per act / observe prompt unless the call says otherwise: enough for any ordinary page. */
 export const DEFAULT_PAGE_BUDGET = 6000;
@@ -60,22 +64,23 @@ async function readSettled(ctx: OpContext, extra: ReadExtra): Promise<Snapshot> 
   // null: the whole page (the caller splits it itself).
   const budget =
     extra.budget === null ? undefined : (extra.budget ?? ctx.options?.budget ?? DEFAULT_PAGE_BUDGET);
+  const page = driverOf(ctx);
   try {
     // Most calls meet a page that is already still: check and read in one round trip.
-    if (await loadedAndIdle(ctx.page, 3000)) {
+    if (await page.loadedAndIdle(3000)) {
       await assertPageLoaded(ctx);
-      const quick = await snapshotIfQuiet(ctx.page, QUIET_MS, snapshotOptions(ctx, extra, budget));
+      const quick = await snapshotIfQuiet(page, QUIET_MS, snapshotOptions(ctx, extra, budget));
       if (quick) return quick;
     }
-    await settle(ctx.page, { timeoutMs: 3000 });
+    await page.settle({ timeoutMs: 3000 });
     await assertPageLoaded(ctx);
     return await read(ctx, extra, budget);
   } catch (err) {
     // A navigation started by script after the last action replaced the document mid-read:
     // wait for the new one and read that.
     if (!/context was destroyed|navigat|detached/i.test((err as Error).message)) throw err;
-    await ctx.page.waitForLoadState('domcontentloaded').catch(() => undefined);
-    await settle(ctx.page, { timeoutMs: 3000 });
+    await page.waitForLoad('domcontentloaded', 10_000);
+    await page.settle({ timeoutMs: 3000 });
     await assertPageLoaded(ctx);
     return read(ctx, extra, budget);
   }
@@ -87,8 +92,9 @@ async function readSettled(ctx: OpContext, extra: ReadExtra): Promise<Snapshot> 
  */
 export function readAhead(ctx: OpContext): void {
   if (!ctx.reuseReads) return;
-  readAheadOfPage(ctx.page, snapshotOptions(ctx, { readOnly: true }, undefined), QUIET_MS, () =>
-    loadedAndIdleNow(ctx.page),
+  const page = driverOf(ctx);
+  readAheadOfPage(page, snapshotOptions(ctx, { readOnly: true }, undefined), QUIET_MS, () =>
+    page.loadedAndIdleNow(),
   );
 }
 
@@ -99,7 +105,7 @@ async function assertPageLoaded(ctx: OpContext): Promise<void> {
 }
 
 function read(ctx: OpContext, extra: ReadExtra, budget: number | undefined): Promise<Snapshot> {
-  return snapshot(ctx.page, snapshotOptions(ctx, extra, budget));
+  return snapshot(driverOf(ctx), snapshotOptions(ctx, extra, budget));
 }
 
 function snapshotOptions(ctx: OpContext, extra: ReadExtra, budget: number | undefined): SnapshotCallOptions {
@@ -125,8 +131,15 @@ export function keywordsOf(instruction: string): string[] {
 
 /** The set-of-marks screenshot as a message part (secret-valued fields are painted over). */
 export async function visionPart(ctx: OpContext, snap: Snapshot): Promise<ChatMessage['content']> {
-  const png = await setOfMarks(ctx.page, snap, ctx.variables ? { secrets: ctx.variables } : {});
-  return [{ type: 'image', mediaType: 'image/png', data: png.toString('base64') }];
+  const png = await marksPicture(driverOf(ctx), snap, ctx.variables ? { secrets: ctx.variables } : {});
+  return [{ type: 'image', mediaType: 'image/png', data: toBase64(png) }];
+}
+
+/** Base64 with web APIs only (this path also runs where there is no Buffer). */
+function toBase64(bytes: Uint8Array): string {
+  let bin = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(bin);
 }
 
 export function userMessage(text: string, image?: ChatMessage['content']): ChatMessage {

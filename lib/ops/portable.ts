@@ -20,7 +20,7 @@ export function actOn(
   input: string | Action | ObservedElement,
   context: PortableContext = {},
 ): Promise<ActResult> {
-  return act({ ...context, page: driver as unknown as OpContext['page'] }, input);
+  return act({ ...context, page: driver }, input);
 }
 
 export function observeOn(
@@ -28,7 +28,7 @@ export function observeOn(
   instruction?: string,
   context: PortableContext = {},
 ): Promise<ObserveResult> {
-  return observe({ ...context, page: driver as unknown as OpContext['page'] }, instruction);
+  return observe({ ...context, page: driver }, instruction);
 }
 
 export function extractOn(
@@ -37,7 +37,7 @@ export function extractOn(
   schema?: ExtractSchema,
   context: PortableContext = {},
 ): Promise<ExtractResult> {
-  return extract({ ...context, page: driver as unknown as OpContext['page'] }, instruction, schema);
+  return extract({ ...context, page: driver }, instruction, schema);
 }
 
 /**

@@ -1,5 +1,5 @@
-import type { Page } from 'playwright-core';
 import type { Action, ActionMethod } from '../actions/types.ts';
+import type { PageInput } from '../browser/page-driver.ts';
 import type { PageProblem } from '../browser/page-watch.ts';
 import type { LlmClient, Usage } from '../llm/types.ts';
 import type { Snapshot } from '../perception/types.ts';
@@ -52,7 +52,8 @@ export interface OpOptions {
 }
 
 export interface OpContext {
-  page: Page;
+  /** The page: a driver (lib/browser/page-driver.ts), or on Node a Playwright Page, wrapped once. */
+  page: PageInput;
   /** Absent when no model is configured: only the zero-token tiers can answer. */
   llm?: LlmClient;
   variables?: Record<string, string>;

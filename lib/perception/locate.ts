@@ -86,9 +86,11 @@ export async function findElementById(
   const local = localId(snapshot, id) ?? id;
   if (frame && !frame.isDetached()) {
     const element = await frame
-      .element(
-        `(() => { const node = globalThis.__bfnEls?.get(${Number(local)}); return node?.isConnected ? node : null; })()`,
-      )
+      .element((n: number) => {
+        const reg = (globalThis as unknown as { __bfnEls?: Map<number, Element> }).__bfnEls;
+        const node = reg?.get(n);
+        return node?.isConnected ? node : null;
+      }, local)
       .catch(() => undefined);
     if (element) return { element, frame, via: 'id' };
   }

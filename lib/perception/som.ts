@@ -1,4 +1,4 @@
-import type { Page } from 'playwright-core';
+import { asDriver, type PageDriver, type PageInput } from '../browser/page-driver.ts';
 import type { Snapshot, SnapshotElement } from './types.ts';
 
 /** Colour per kind of element, so a glance tells buttons from fields from links. */
@@ -102,32 +102,45 @@ function removeMarks(): void {
 }
 
 /**
- * Screenshot of the viewport with a coloured, numbered box on every element of the snapshot:
+ * Screenshot of the viewport (PNG) with a coloured, numbered box on every element of the snapshot:
  * the numbers are the same ids as in the text tree. The overlay is removed right after.
  */
-export async function setOfMarks(
-  page: Page,
+export async function marksPicture(
+  page: PageDriver,
   snapshot: Snapshot,
-  options: { path?: string; secrets?: Record<string, string> } = {},
-): Promise<Buffer> {
+  options: { secrets?: Record<string, string> } = {},
+): Promise<Uint8Array> {
   const marks = marksFor(snapshot);
   const values = Object.values(options.secrets ?? {}).filter((v) => v.length > 0);
   const hidden = await findSecretText(page, values);
-  await page.evaluate(`(${drawMarks.toString()})(${JSON.stringify(marks)}, ${JSON.stringify(hidden)})`);
+  const main = page.mainFrame();
+  await main.evaluate(`(${drawMarks.toString()})(${JSON.stringify(marks)}, ${JSON.stringify(hidden)})`);
   try {
-    return await page.screenshot({ type: 'png', ...(options.path ? { path: options.path } : {}) });
+    return await page.screenshot();
   } finally {
-    await page.evaluate(`(${removeMarks.toString()})()`).catch(() => undefined);
+    await main.evaluate(`(${removeMarks.toString()})()`).catch(() => undefined);
   }
+}
+
+/** `marksPicture` for the Node callers, as a Buffer (what the Playwright adapter's screenshot is). */
+export async function setOfMarks(
+  page: PageInput,
+  snapshot: Snapshot,
+  options: { secrets?: Record<string, string> } = {},
+): Promise<Buffer> {
+  const png = await marksPicture(asDriver(page), snapshot, options);
+  return Buffer.isBuffer(png) ? png : Buffer.from(png);
 }
 
 /** Where on screen (top document) text holding a secret value is shown. */
 export async function findSecretText(
-  page: Page,
+  page: PageInput,
   values: string[],
 ): Promise<{ x: number; y: number; w: number; h: number }[]> {
   if (values.length === 0) return [];
-  return (await page.evaluate(`(${secretTextRects.toString()})(${JSON.stringify(values)})`)) as {
+  return (await asDriver(page)
+    .mainFrame()
+    .evaluate(`(${secretTextRects.toString()})(${JSON.stringify(values)})`)) as {
     x: number;
     y: number;
     w: number;

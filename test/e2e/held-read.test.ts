@@ -58,7 +58,7 @@ async function countWalks(page: Page): Promise<() => Promise<number>> {
 /** How often the page is walked by two more observes, after a first one. */
 async function walksOfTwoMoreObserves(ctx: OpContext): Promise<number> {
   await observe(ctx);
-  const walks = await countWalks(ctx.page);
+  const walks = await countWalks(ctx.page as Page);
   await observe(ctx);
   await observe(ctx);
   return walks();
