@@ -14,9 +14,9 @@ import { sampleFromUrl } from '../runs/samples.ts';
 import { parseTaskSpec, SpecError } from '../runs/task-spec.ts';
 import type { SampleStatus } from '../store/ports.ts';
 import { intFlag, parse, UsageError } from './args.ts';
+import { CLI_TENANT, localStores } from './local-stores.ts';
 import { policyForCli } from './open.ts';
 import { pageArg } from './page-arg.ts';
-import { CLI_TENANT, localStores } from './run.ts';
 
 export const AGENT_USAGE =
   'browserfn agent <url> "<goal>" [--schema f.json] [--max-steps N] [--out DIR] [--model provider/model] [--var name=value]… [--require field]… [--step "scenario step"]… [--cua]';

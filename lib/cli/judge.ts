@@ -3,7 +3,7 @@ import { modelFor } from '../api/run-op.ts';
 import { policyFromEnv } from '../browser/guard-policy.ts';
 import { JudgeRunError, judgeRun } from '../runs/judge-run.ts';
 import { parse, UsageError } from './args.ts';
-import { CLI_TENANT, localStores } from './run.ts';
+import { CLI_TENANT, localStores } from './local-stores.ts';
 
 export async function judgeCommand(argv: string[], out: (s: string) => void): Promise<number> {
   const { flags, positionals } = parse(argv, {

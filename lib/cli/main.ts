@@ -1,8 +1,7 @@
 import { forCommandLine } from '../llm/config.ts';
 import { intFlag, parse, UsageError } from './args.ts';
 import { REPORT_USAGE, RUN_USAGE, VERIFY_USAGE } from './run-usage.ts';
-import { SNAPSHOT_USAGE, snapshotCommand } from './snapshot.ts';
-import { ACT_USAGE, EXTRACT_USAGE, OBSERVE_USAGE } from './usage.ts';
+import { ACT_USAGE, EXTRACT_USAGE, OBSERVE_USAGE, SNAPSHOT_USAGE } from './usage.ts';
 import { WORKER_USAGE } from './worker-usage.ts';
 
 const COMMON_HELP =
@@ -40,10 +39,17 @@ type Command = (argv: string[], out: (s: string) => void) => Promise<number>;
 
 const SERVE_USAGE = 'browserfn serve [--port 8787] [--host 127.0.0.1] [--verbose]';
 
-/** Usage line and what the command does: `browserfn <command> --help` prints both. */
-const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string; about: string }> = {
+/**
+ * Usage line and what the command does: `browserfn <command> --help` prints both. `browser` says
+ * whether the command, with these arguments, may open a browser (default yes): exiting after one
+ * that never does need not load Playwright just to find nothing to close.
+ */
+const COMMANDS: Record<
+  string,
+  { run: () => Promise<Command>; usage: string; about: string; browser?: (argv: string[]) => boolean }
+> = {
   snapshot: {
-    run: async () => snapshotCommand,
+    run: async () => (await import('./snapshot.ts')).snapshotCommand,
     usage: SNAPSHOT_USAGE,
     about:
       'Prints what a model would read of the page: one element per line with its id, then a stats line.\n' +
@@ -108,11 +114,13 @@ const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string; abo
       '  --idle N      stop after N empty polls (default: run until Ctrl-C)',
   },
   report: {
+    browser: () => false,
     run: async () => (await import('./run-tools.ts')).reportCommand,
     usage: REPORT_USAGE,
     about: 'Writes the self-contained HTML report of a run and prints its path.',
   },
   verify: {
+    browser: () => false,
     run: async () => (await import('./run-tools.ts')).verifyCommand,
     usage: VERIFY_USAGE,
     about:
@@ -120,6 +128,7 @@ const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string; abo
       'no longer matches (edited, removed, reordered, added). Exit 1 when the evidence does not verify.',
   },
   workflow: {
+    browser: (argv) => !['validate', 'export', 'save', 'list', 'show'].includes(argv[0] ?? ''),
     run: async () => (await import('./workflow.ts')).workflowCommand,
     usage:
       'browserfn workflow run <id|file.json> <url> [--version N] | compile <run-id>[/<sample-id>] | <action_log.json> | plan "<prompt>" | show <id|file.json> [--run <run-id>/<sample-id>] [--open] | validate <file.json> | export <id|file.json> --playwright | save <file.json> | list',
@@ -189,6 +198,9 @@ BROWSERFN_ALLOW_PRIVATE, BROWSERFN_CACHE_DIR, BROWSERFN_API_KEYS, PORT, HOST`;
 
 const wantsHelp = (argv: string[]) => argv.includes('--help') || argv.includes('-h');
 
+/** Whether the command run may have opened a browser (help and unknown commands never do). */
+let browserMayBeOpen = false;
+
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
@@ -203,6 +215,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     if (!command)
       throw new UsageError(`unknown command "${name}" (try: ${Object.keys(COMMANDS).join(', ')})`);
+    browserMayBeOpen = command.browser?.(rest) ?? true;
     const run = await command.run();
     return await run(rest, (s) => process.stdout.write(`${s}\n`));
   } catch (err) {
@@ -215,14 +228,16 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 const code = await main(process.argv.slice(2));
-// Whatever a command left open (a browser after a failed navigation, the guard proxy) ends here.
-const { closeSharedBrowser } = await import('../browser/session.ts');
-const { closeGuardProxies } = await import('../browser/guard-proxy.ts');
-// The work is done and saved by now: a browser that does not close in time must not hold the exit
-// (Playwright kills the browser process when this process exits).
-const CLOSE_MS = 5000;
-await Promise.race([
-  Promise.allSettled([closeSharedBrowser(), closeGuardProxies()]),
-  new Promise((r) => setTimeout(r, CLOSE_MS).unref()),
-]);
+if (browserMayBeOpen) {
+  // Whatever a command left open (a browser after a failed navigation, the guard proxy) ends here.
+  const { closeSharedBrowser } = await import('../browser/session.ts');
+  const { closeGuardProxies } = await import('../browser/guard-proxy.ts');
+  // The work is done and saved by now: a browser that does not close in time must not hold the exit
+  // (Playwright kills the browser process when this process exits).
+  const CLOSE_MS = 5000;
+  await Promise.race([
+    Promise.allSettled([closeSharedBrowser(), closeGuardProxies()]),
+    new Promise((r) => setTimeout(r, CLOSE_MS).unref()),
+  ]);
+}
 process.exit(code);

@@ -1,10 +1,8 @@
 /** `browserfn report <run>` and `browserfn verify <run>` over the local stores of `browserfn run`. */
-import { writeReport } from '../runs/report.ts';
-import { verifyWholeRun } from '../runs/verify-run.ts';
 import type { ManifestProblem } from '../store/manifest.ts';
 import { idProblem } from '../store/names.ts';
 import { parse, UsageError } from './args.ts';
-import { CLI_TENANT, localStores } from './run.ts';
+import { CLI_TENANT, localStores } from './local-stores.ts';
 
 function runArg(argv: string[]) {
   const { flags, positionals } = parse(argv, { out: { type: 'string' }, head: { type: 'string' } });
@@ -20,6 +18,8 @@ function runArg(argv: string[]) {
 
 export async function reportCommand(argv: string[], out: (s: string) => void): Promise<number> {
   const { runId, stores } = runArg(argv);
+  // Loaded after the arguments are checked: a usage error answers without the report's renderer.
+  const { writeReport } = await import('../runs/report.ts');
   const key = await writeReport(stores.runStore, stores.evidence, CLI_TENANT, runId);
   if (!key) throw new UsageError(`no run "${runId}" under ${stores.base}`);
   out(stores.evidence.pathOf(key));
@@ -52,6 +52,7 @@ function what(problem: ManifestProblem): string {
 
 export async function verifyCommand(argv: string[], out: (s: string) => void): Promise<number> {
   const { runId, stores, head } = runArg(argv);
+  const { verifyWholeRun } = await import('../runs/verify-run.ts');
   const check = await verifyWholeRun(stores.runStore, stores.evidence, CLI_TENANT, runId, head);
   if (!check) throw new UsageError(`no run "${runId}" under ${stores.base}`);
   if (check.ok) {

@@ -4,7 +4,6 @@
  * samples, checkpoints and results, `evidence/` for screenshots, logs, combined.csv and the manifest.
  */
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { modelFor } from '../api/run-op.ts';
 import { mergePolicy, policyFromEnv } from '../browser/guard-policy.ts';
 import { sharedBrowser } from '../browser/session.ts';
@@ -26,25 +25,12 @@ import { type Sample, SamplesError, sampleFromUrl, samplesFromCsv } from '../run
 import { parseTaskSpec, SpecError, type TaskSpec } from '../runs/task-spec.ts';
 import { checkRunWorkflow, workflowNeedsModel } from '../runs/workflow-versions.ts';
 import { evidenceKey } from '../store/keys.ts';
-import { LocalEvidenceStore } from '../store/local-evidence-store.ts';
-import { LocalRunMemoryStore } from '../store/local-run-memory.ts';
-import { LocalRunStore } from '../store/local-run-store.ts';
 import type { WorkflowStore } from '../store/workflow-ports.ts';
 import { type Flags, intFlag, parse, UsageError } from './args.ts';
+import { CLI_TENANT, localStores } from './local-stores.ts';
 import { ProgressTally, progressView } from './progress.ts';
 
-/** The CLI's tenant: keys and folders start with it like everywhere else. */
-export const CLI_TENANT = 'local';
-
-export function localStores(flags: Flags) {
-  const base = typeof flags.out === 'string' ? flags.out : process.cwd();
-  return {
-    base,
-    runStore: new LocalRunStore(join(base, '.browserfn', 'runs')),
-    runMemory: new LocalRunMemoryStore(join(base, '.browserfn', 'runs')),
-    evidence: new LocalEvidenceStore(join(base, 'evidence')),
-  };
-}
+export { CLI_TENANT, localStores };
 
 async function readText(path: string, flag: string): Promise<string> {
   try {

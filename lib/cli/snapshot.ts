@@ -9,9 +9,6 @@ import { intFlag, parse } from './args.ts';
 import { openPage } from './open.ts';
 import { pageArg } from './page-arg.ts';
 
-export const SNAPSHOT_USAGE =
-  'browserfn snapshot <url|file> [--selector S] [--budget TOKENS] [--chunk N] [--som out.png] [--json]';
-
 export async function snapshotCommand(argv: string[], out: (s: string) => void): Promise<number> {
   const { flags, positionals } = parse(argv, {
     selector: { type: 'string' },

@@ -31,7 +31,7 @@ import { runWorkflowOnce, type WorkflowRunAnswer } from '../workflows/run-one.ts
 import type { Workflow } from '../workflows/schema.ts';
 import { describeIssue, resolveInputs, WorkflowError } from '../workflows/validate.ts';
 import { type Flags, parse, UsageError } from './args.ts';
-import { CLI_TENANT, localStores } from './run.ts';
+import { CLI_TENANT, localStores } from './local-stores.ts';
 
 /** The http(s) page a workflow runs on or starts from; its host is allowed for this command. */
 function webUrl(value: string | undefined, what: string): string {

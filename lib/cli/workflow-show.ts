@@ -7,14 +7,13 @@
 import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { storesFromEnv } from '../store/config.ts';
 import type { JsonObject } from '../store/ports.ts';
 import type { Workflow } from '../workflows/schema.ts';
 import { renderWorkflowPage, type ShowOptions } from '../workflows/show.ts';
 import type { HealRecord, NodeResult } from '../workflows/types.ts';
 import { describeIssue, validateWorkflow } from '../workflows/validate.ts';
 import { parse, UsageError } from './args.ts';
-import { CLI_TENANT } from './run.ts';
+import { CLI_TENANT } from './local-stores.ts';
 
 export const WORKFLOW_SHOW_USAGE =
   'browserfn workflow show <id|file.json> [--version N] [--run <run-id>/<sample-id>] [--out f.html] [--open]';
@@ -101,6 +100,7 @@ export async function workflowShowCommand(
   let workflow: Workflow;
   const opts: ShowOptions = {};
   // The stores `browserfn run` and `workflow save` use (local files, or DynamoDB + S3 when configured).
+  const { storesFromEnv } = await import('../store/config.ts');
   const stores = storesFromEnv();
   if (looksLikeFile(ref)) {
     if (version !== undefined) throw new UsageError('--version: only for a stored workflow, not a file');

@@ -4,19 +4,20 @@
  * playwright-core script, or saved as its next version. Errors are one line and a non-zero exit.
  */
 import { readFile, writeFile } from 'node:fs/promises';
-import { storesFromEnv } from '../store/config.ts';
 import type { JsonObject } from '../store/ports.ts';
 import { saveNextVersion } from '../store/workflow-ports.ts';
 import { ExportError, exportPlaywright } from '../workflows/export-playwright.ts';
 import type { Workflow } from '../workflows/schema.ts';
 import { describeIssue, validateWorkflow } from '../workflows/validate.ts';
 import { parse, UsageError } from './args.ts';
-import { CLI_TENANT } from './run.ts';
+import { CLI_TENANT } from './local-stores.ts';
 
 export const WORKFLOW_USAGE =
   'browserfn workflow run <id|file.json> <url> [--input k=v]… [--var k=v]… [--version N] [--model M] | compile <run-id>[/<sample-id>] | <action_log.json> [--id ID] [--url U] | plan "<prompt>" [--url U] [--input k=v]… [--save] [--id ID] [--out f.json] [--model M] | show <id|file.json> [--version N] [--run <run-id>/<sample-id>] [--out f.html] [--open] | validate <file.json> | export <id|file.json> --playwright [--version N] [--out f.ts] | save <file.json> [--id ID] | list';
 
 const actions = () => import('./workflow-actions.ts');
+/** The workflow store, loaded when asked for: DynamoDB + S3 when configured brings the AWS SDK. */
+const storesFromEnv = async () => (await import('../store/config.ts')).storesFromEnv();
 
 const looksLikeFile = (arg: string) => arg.endsWith('.json') || arg.includes('/');
 
@@ -52,7 +53,7 @@ async function loadWithId(
   version: number | undefined,
 ): Promise<{ workflow: Workflow; id?: string }> {
   if (looksLikeFile(ref)) return { workflow: await checkedFile(ref) };
-  const stores = storesFromEnv();
+  const stores = await storesFromEnv();
   const record = await stores.workflows.getVersion(CLI_TENANT, ref, version);
   if (!record)
     throw new UsageError(
@@ -115,7 +116,7 @@ export async function workflowCommand(argv: string[], out: (s: string) => void):
       const workflow = await checkedFile(file);
       const id =
         typeof flags.id === 'string' ? flags.id : workflow.name.toLowerCase().replace(/[^a-z0-9]+/g, '-');
-      const stores = storesFromEnv();
+      const stores = await storesFromEnv();
       const version = await saveNextVersion(stores.workflows, {
         tenant: CLI_TENANT,
         id,
@@ -125,7 +126,7 @@ export async function workflowCommand(argv: string[], out: (s: string) => void):
       return 0;
     }
     case 'list': {
-      for (const w of await storesFromEnv().workflows.list(CLI_TENANT))
+      for (const w of await (await storesFromEnv()).workflows.list(CLI_TENANT))
         out(`${w.id}\tv${w.latest}\t${w.name}`);
       return 0;
     }
