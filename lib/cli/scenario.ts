@@ -78,6 +78,8 @@ export function formatIteration(it: IterationRecord): string {
     `step ${it.step}.${it.iteration}  ${it.url}  → ${it.status}${it.asked !== it.status ? ` (asked ${it.asked})` : ''}`,
   ];
   if (it.cleared.length) lines.push(`  cleared: ${it.cleared.join('; ')}`);
+  if (it.coordinates) lines.push('  coordinate commands offered (3 failed attempts on this step)');
+  for (const l of it.looks ?? []) lines.push(`  look: ${l}`);
   if (it.reasoning) lines.push(`  thought: ${it.reasoning.slice(0, 300)}`);
   for (const r of it.blocker?.results ?? [])
     lines.push(`  ${r.ok ? '✓' : '✗'} (blocker) ${r.message.slice(0, 200)}`);

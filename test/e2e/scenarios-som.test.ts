@@ -169,8 +169,13 @@ describe('scenarios in set-of-marks mode', () => {
     }
   });
 
-  it('answers look commands within the iteration: a previous picture, then a repeat stops the asking', async () => {
+  it.each([
+    'openai',
+    'anthropic',
+  ] as const)('answers look commands within the iteration: a previous picture, then a repeat stops the asking (%s)', async (flavour) => {
     const page = await pageAt('/shop');
+    const client =
+      flavour === 'openai' ? model : createLlmClient({ ...modelConfig(llm, 'anthropic'), maxRetries: 0 });
     const seen = script((r, n) => {
       if (n === 1)
         return decide({
@@ -188,7 +193,7 @@ describe('scenarios in set-of-marks mode', () => {
     });
     const result = await runScenario(parseScenario({ steps: ['Show more offers'], vision: 'som' }), {
       page,
-      llm: model,
+      llm: client,
     });
     expect(result.status).toBe('passed');
     expect(seen).toHaveLength(4);
