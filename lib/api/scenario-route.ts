@@ -155,6 +155,18 @@ const route = createRoute({
       content: { 'application/json': { schema: ErrorBody } },
     },
     422: { description: 'no model configured', content: { 'application/json': { schema: ErrorBody } } },
+    409: {
+      description: 'urls or async: an execution of the run is already under way (as POST /v1/runs)',
+      content: { 'application/json': { schema: ErrorBody } },
+    },
+    501: {
+      description: 'urls or async on a server without the runs API',
+      content: { 'application/json': { schema: ErrorBody } },
+    },
+    503: {
+      description: 'urls or async: the orchestrator refused to start the run (as POST /v1/runs; retryable)',
+      content: { 'application/json': { schema: ErrorBody } },
+    },
     ...deadlineAnswers,
   },
 });
