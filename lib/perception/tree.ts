@@ -191,9 +191,9 @@ export function selectChunk(lines: TreeLine[], chunk: number, viewportHeight: nu
 }
 
 /**
- * Instruction words that say nothing about which line matters: they (or, under four letters, any
- * fragment like "com" of an e-mail address) occur in most lines of a big page and would crowd out
- * the controls the task is about.
+ * Instruction words that say nothing about which line matters: they (and the fragments of an
+ * address, like "com") occur in most lines of a big page and would crowd out the controls the
+ * task is about.
  */
 const NOISE = new Set([
   'the',
@@ -221,6 +221,12 @@ const NOISE = new Set([
   'select',
   'choose',
   'tap',
+  'com',
+  'www',
+  'net',
+  'org',
+  'http',
+  'https',
 ]);
 /** Controls a task types into or sets: few on any page, and what act is most often after. */
 const FORM_ROLES = new Set([
@@ -241,7 +247,7 @@ const roleOfLine = (l: TreeLine): string => {
 
 /**
  * Fits the tree into a token budget, most useful lines first: keyword matches, then interactive
- * elements in the viewport, then form controls anywhere, then other interactive ones, then visible
+ * elements in the viewport, then form controls and buttons anywhere, then other interactive ones, then visible
  * text, then the rest. A kept line always brings its ancestors so the indentation still means
  * something, and an unnamed form control brings the text line just before it (its visible label:
  * a bare "[518] textbox" tells a model nothing).
@@ -252,7 +258,7 @@ export function selectBudget(
   budget: number,
   keywords: string[] = [],
 ): Selection {
-  const words = keywords.map((k) => k.toLowerCase()).filter((k) => k.length > 3 && !NOISE.has(k));
+  const words = keywords.map((k) => k.toLowerCase()).filter((k) => k.length > 2 && !NOISE.has(k));
   const priority = (l: TreeLine): number => {
     let p = 0;
     const lower = l.text.toLowerCase();
@@ -261,6 +267,7 @@ export function selectBudget(
     if (l.inViewport) p += 3;
     const role = roleOfLine(l);
     if (l.interactive && FORM_ROLES.has(role)) p += 2;
+    else if (l.interactive && role === 'button') p += 1;
     if (role === 'heading' || /^h[1-6]$/.test(role)) p += 2;
     return p;
   };

@@ -126,9 +126,11 @@ function effectOf(arg: { labelsKey: string; clickKey: string; label: string; val
   }
   const target = w[arg.clickKey] as Element | undefined;
   if (!target) return { outcome: 'no effect', detail: 'no click reached the page' };
+  // A label on the words inside a button means the button, wherever on it the click lands.
   const hit = labelled.some(
     (el) =>
-      el.contains(target) || (el instanceof HTMLLabelElement && el.control && el.control.contains(target)),
+      (el.closest('button, a, [role="button"]') ?? el).contains(target) ||
+      (el instanceof HTMLLabelElement && el.control && el.control.contains(target)),
   );
   return hit ? { outcome: 'right', detail: '' } : { outcome: 'wrong', detail: `clicked ${describe(target)}` };
 }
@@ -159,6 +161,17 @@ function describeLabelled(arg: { labelsKey: string; label: string }): string {
     .join(', ');
 }
 
+/** In the page: the fewest characters the visible fields labelled `label` keep (0: no limit). */
+function maxLengthOf(arg: { labelsKey: string; label: string }): number {
+  const w = window as unknown as Record<string, { el: Element; label: string; visible: boolean }[]>;
+  const limits = (w[arg.labelsKey] ?? [])
+    .filter((f) => f.label === arg.label && f.visible)
+    .map(({ el }) => (el instanceof HTMLLabelElement ? el.control : el))
+    .map((el) => (el instanceof HTMLInputElement ? el.maxLength : -1))
+    .filter((n) => n > 0);
+  return limits.length > 0 ? Math.min(...limits) : 0;
+}
+
 /** Snapshot ids of the visible elements labelled `label`, from a whole-page read (no budget). */
 async function targetIds(page: Page, labels: { label: string; visible: boolean }[], label: Label) {
   const snap = await snapshot(page);
@@ -180,10 +193,14 @@ async function trialsOn(context: BrowserContext, file: string, oracle?: Oracle):
       if (!labels.some((l) => l.label === label && l.visible)) continue;
       // With the oracle the wording only steers which lines the budget keeps: one act per target.
       for (const p of oracle ? PHRASINGS[label].slice(0, 1) : PHRASINGS[label]) {
-        // Short: some real password fields keep at most 8–14 characters.
-        const secret = `Pw${Math.random().toString(36).slice(2, 8)}`;
+        // Short: some real password fields keep at most 8–14 characters. With the oracle, what is
+        // typed fits the field (a 4-digit PIN box): the words a user types are theirs to choose.
+        const max = oracle ? await page.evaluate(maxLengthOf, { labelsKey: LABELS_KEY, label }) : 0;
+        const fitField = (v: string) => (max > 0 ? v.slice(0, max) : v);
+        const secret = fitField(`Pw${Math.random().toString(36).slice(2, 8)}`);
         await page.evaluate(resetPage, { clickKey: CLICK_KEY, fields: label !== 'next' });
-        const value = typed(label, p.key, secret);
+        const asked = typed(label, p.key, secret);
+        const value = asked === undefined || asked === secret ? asked : fitField(asked);
         if (oracle) {
           const ids = await targetIds(page, labels, label);
           if (ids.length === 0) {

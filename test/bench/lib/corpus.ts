@@ -112,6 +112,9 @@ export function whichLabelled(arg: { key: string; items: [number, string][] }): 
       at = found.findIndex(
         (f) => f.el !== node && f.el.contains(node) && f.el.querySelectorAll('button,a,input').length <= 2,
       );
+    // A label on the words inside a control ("<button><span data-fathom=next>Submit") means it.
+    if (at < 0 && node instanceof Element && node.matches('button, a, [role="button"]'))
+      at = found.findIndex((f) => f.el !== node && node.contains(f.el));
     if (at >= 0) out.push([at, id]);
   }
   return out;
