@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { forCommandLine } from '../llm/config.ts';
 import { intFlag, parse, UsageError } from './args.ts';
 import { REPORT_USAGE, RUN_USAGE, VERIFY_USAGE } from './run-usage.ts';
@@ -39,15 +40,8 @@ type Command = (argv: string[], out: (s: string) => void) => Promise<number>;
 
 const SERVE_USAGE = 'browserfn serve [--port 8787] [--host 127.0.0.1] [--verbose]';
 
-/**
- * Usage line and what the command does: `browserfn <command> --help` prints both. `browser` says
- * whether the command, with these arguments, may open a browser (default yes): exiting after one
- * that never does need not load Playwright just to find nothing to close.
- */
-const COMMANDS: Record<
-  string,
-  { run: () => Promise<Command>; usage: string; about: string; browser?: (argv: string[]) => boolean }
-> = {
+/** Usage line and what the command does: `browserfn <command> --help` prints both. */
+const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string; about: string }> = {
   snapshot: {
     run: async () => (await import('./snapshot.ts')).snapshotCommand,
     usage: SNAPSHOT_USAGE,
@@ -114,13 +108,11 @@ const COMMANDS: Record<
       '  --idle N      stop after N empty polls (default: run until Ctrl-C)',
   },
   report: {
-    browser: () => false,
     run: async () => (await import('./run-tools.ts')).reportCommand,
     usage: REPORT_USAGE,
     about: 'Writes the self-contained HTML report of a run and prints its path.',
   },
   verify: {
-    browser: () => false,
     run: async () => (await import('./run-tools.ts')).verifyCommand,
     usage: VERIFY_USAGE,
     about:
@@ -128,7 +120,6 @@ const COMMANDS: Record<
       'no longer matches (edited, removed, reordered, added). Exit 1 when the evidence does not verify.',
   },
   workflow: {
-    browser: (argv) => !['validate', 'export', 'save', 'list', 'show'].includes(argv[0] ?? ''),
     run: async () => (await import('./workflow.ts')).workflowCommand,
     usage:
       'browserfn workflow run <id|file.json> <url> [--version N] | compile <run-id>[/<sample-id>] | <action_log.json> | plan "<prompt>" | show <id|file.json> [--run <run-id>/<sample-id>] [--open] | validate <file.json> | export <id|file.json> --playwright | save <file.json> | list',
@@ -156,12 +147,13 @@ const COMMANDS: Record<
   scenario: {
     run: async () => (await import('./scenario.ts')).scenarioCommand,
     usage:
-      'browserfn scenario <url> [steps.yaml|steps.json] [--step "…"]… [--model M] [--var name=value]… [--compile f.json] [--playwright f.ts]',
+      'browserfn scenario <url> [steps.yaml|steps.json] [--step "…"]… [--model M] [--var name=value]… [--vision text|som] [--compile f.json] [--playwright f.ts]',
     about:
       'Carries out a step list on the page, proving each step (verify / check / ensure steps with in-page checks); at most\n' +
       '5 model decisions per step, then stuck. Prints each iteration, then the result. Exit 0 only when every step passed.\n' +
       '  steps file        YAML or JSON: a list of steps, or { steps: [...] }; a step is "text" or { do, expect }\n' +
       '  --step "…"        one step (repeatable; after the file\'s steps)\n' +
+      '  --vision som      the model also sees the viewport with numbered markers (default text: outline only)\n' +
       '  --compile f.json  a passed scenario as a workflow that replays with zero tokens\n' +
       '  --playwright f.ts a passed scenario as a standalone playwright-core script\n' +
       '  --var name=value  a secret used as %name%; never sent to the model',
@@ -198,9 +190,6 @@ BROWSERFN_ALLOW_PRIVATE, BROWSERFN_CACHE_DIR, BROWSERFN_API_KEYS, PORT, HOST`;
 
 const wantsHelp = (argv: string[]) => argv.includes('--help') || argv.includes('-h');
 
-/** Whether the command run may have opened a browser (help and unknown commands never do). */
-let browserMayBeOpen = false;
-
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
@@ -215,7 +204,6 @@ export async function main(argv: string[]): Promise<number> {
   try {
     if (!command)
       throw new UsageError(`unknown command "${name}" (try: ${Object.keys(COMMANDS).join(', ')})`);
-    browserMayBeOpen = command.browser?.(rest) ?? true;
     const run = await command.run();
     return await run(rest, (s) => process.stdout.write(`${s}\n`));
   } catch (err) {
@@ -228,7 +216,15 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 const code = await main(process.argv.slice(2));
-if (browserMayBeOpen) {
+/**
+ * No browser (and no guard proxy, which only serves one) can be open unless Playwright was loaded: a
+ * command that never needed it (help, a usage error, verify, workflow validate…) exits without
+ * loading it just to find nothing to close. Playwright is CommonJS, so it is in the require cache.
+ */
+const playwrightLoaded = () =>
+  Object.keys(createRequire(import.meta.url).cache).some((path) => /[\\/]playwright-core[\\/]/.test(path));
+
+if (playwrightLoaded()) {
   // Whatever a command left open (a browser after a failed navigation, the guard proxy) ends here.
   const { closeSharedBrowser } = await import('../browser/session.ts');
   const { closeGuardProxies } = await import('../browser/guard-proxy.ts');

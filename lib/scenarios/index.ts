@@ -2,6 +2,11 @@ export { type ClearedBlocker, type ClearingRecipe, clearBlockers, FRAMEWORK_RULE
 export { type RecordedCommand, runCommands } from './commands.ts';
 export { type CompiledScenario, compileScenario, rulesFor } from './compile.ts';
 export {
+  type CoordinateCommand,
+  FAILURES_BEFORE_COORDINATES,
+  type PointRecord,
+} from './coordinate-fallback.ts';
+export {
   type Command,
   type Decision,
   DecisionSchema,
@@ -19,6 +24,7 @@ export {
   type ScenarioStatus,
   type StepReport,
 } from './run-scenario.ts';
+export { SCREENSHOT_BUDGET_PER_STEP, VISION_MODES, type VisionMode } from './som-mode.ts';
 export {
   needsVerification,
   parseScenario,
