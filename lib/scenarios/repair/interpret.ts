@@ -276,28 +276,31 @@ class Evaluator {
 
   private async call(e: TS.CallExpression): Promise<unknown> {
     const ts = this.ts;
-    const args = await Promise.all(e.arguments.map((a) => this.expr(a)));
+    const args = () => Promise.all(e.arguments.map((a) => this.expr(a)));
     if (ts.isIdentifier(e.expression) && e.expression.text === 'expect')
-      return expectation(args[0], this.page, this.opts.expectTimeoutMs ?? 5000);
+      return expectation((await args())[0], this.page, this.opts.expectTimeoutMs ?? 5000);
+    if (ts.isIdentifier(e.expression)) this.refuse(e, `the function ${e.expression.text}`);
     if (!ts.isPropertyAccessExpression(e.expression))
       this.refuse(e, 'a call of something other than a method');
     const method = e.expression.name.text;
     const on = await this.expr(e.expression.expression);
+    // The method is allowed (or refused by name) before any argument is evaluated.
     if (on && typeof on === 'object' && DEVICE in on) {
       if (!DEVICE_METHODS.has(method)) this.refuse(e, `the method ${method}`);
       const device = (on as Record<symbol, Record<string, (...a: unknown[]) => unknown>>)[DEVICE]!;
-      return device[method]!.call(device, ...args);
+      return device[method]!.call(device, ...(await args()));
     }
     if (on && typeof on === 'object' && 'toBeVisible' in on) {
       const m = (on as Record<string, unknown>)[method];
       if (typeof m !== 'function') this.refuse(e, `the matcher ${method}`);
-      return (m as (...a: unknown[]) => unknown)(...args);
+      return (m as (...a: unknown[]) => unknown)(...(await args()));
     }
     const allowed = isPage(on, this.page) ? PAGE_METHODS : isLocator(on) ? LOCATOR_METHODS : undefined;
     if (!allowed || !allowed.has(method)) this.refuse(e, `the method ${method}`);
-    if (method === 'goto' && this.opts.checkNavigation) await this.opts.checkNavigation(String(args[0]));
+    const values = await args();
+    if (method === 'goto' && this.opts.checkNavigation) await this.opts.checkNavigation(String(values[0]));
     const target = on as Record<string, (...a: unknown[]) => unknown>;
-    return target[method]!.call(target, ...args);
+    return target[method]!.call(target, ...values);
   }
 }
 
