@@ -104,15 +104,33 @@ export class CdpFrame implements DriverFrame {
     return (await this.#evaluate(expression, true)).value as R;
   }
 
-  async call<R, A = undefined>(fn: (arg: A) => R | Promise<R>, arg?: A): Promise<Awaited<R>> {
-    const list = arg === undefined ? '' : JSON.stringify(arg);
-    return this.evaluate<Awaited<R>>(
-      `(() => { const __name = (f) => f; return (${fnSource(fn)})(${list}); })()`,
-    );
+  /** A function called with its argument: the same source each time, so the page compiles it once. */
+  async #callFunction(fn: (arg: never) => unknown, arg: unknown, byValue: boolean): Promise<RemoteObject> {
+    const executionContextId = await this.#context();
+    const reply = await this.session.send<EvalReply>('Runtime.callFunctionOn', {
+      functionDeclaration: `function (arg) { const __name = (f) => f; return (${fnSource(fn)})(arg); }`,
+      executionContextId,
+      arguments: arg === undefined ? [] : [{ value: arg }],
+      returnByValue: byValue,
+      awaitPromise: true,
+    });
+    const err = thrown(reply);
+    if (err) throw err;
+    return reply.result;
   }
 
-  async element(expression: string): Promise<CdpElement | undefined> {
-    const obj = await this.#evaluate(expression, false);
+  async call<R, A = undefined>(fn: (arg: A) => R | Promise<R>, arg?: A): Promise<Awaited<R>> {
+    return (await this.#callFunction(fn as (arg: never) => unknown, arg, true)).value as Awaited<R>;
+  }
+
+  async element<A = undefined>(
+    script: string | ((arg: A) => Element | null | undefined),
+    arg?: A,
+  ): Promise<CdpElement | undefined> {
+    const obj =
+      typeof script === 'string'
+        ? await this.#evaluate(script, false)
+        : await this.#callFunction(script as (arg: never) => unknown, arg, false);
     if (obj.subtype === 'node' && obj.objectId) return new CdpElement(this, obj.objectId, this.host);
     if (obj.objectId)
       await this.session.send('Runtime.releaseObject', { objectId: obj.objectId }).catch(() => undefined);

@@ -1,0 +1,191 @@
+/**
+ * The raw-CDP page driver against the Playwright one: the same pages read and the same ops run
+ * through each give the same snapshot ids, the same actions and the same data, with no model and
+ * with the scripted one. The CDP side talks to a Chromium we did not launch through Playwright,
+ * over a WebSocket only (the `ws` class stands in for Node 22's global WebSocket).
+ */
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { newJobContext, newPage } from '../../lib/browser/context.ts';
+import type { PageDriver } from '../../lib/browser/page-driver.ts';
+import { playwrightDriver } from '../../lib/browser/playwright-driver.ts';
+import { actOn, type CdpPage, connectCdpDriver, extractOn, observeOn } from '../../lib/ops/portable.ts';
+import type { ActResult } from '../../lib/ops/types.ts';
+import { snapshot } from '../../lib/perception/snapshot.ts';
+import type { Snapshot } from '../../lib/perception/types.ts';
+import { FIXTURE_PAGES } from '../fixtures/manifest.ts';
+import { startBrowser } from '../support/browser.ts';
+import { type FixtureServer, startFixtureServer } from '../support/fixture-server.ts';
+import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
+import { client, idInPrompt } from '../support/ops-env.ts';
+import { type RemoteChrome, startRemoteChrome } from '../support/remote-chrome.ts';
+
+let site: FixtureServer;
+let llm: ScriptedModel;
+let browser: Browser;
+let remote: RemoteChrome;
+let context: BrowserContext;
+let page: Page;
+let cdp: CdpPage;
+
+const pw = () => playwrightDriver(page);
+const WS = WebSocket as unknown as new (url: string) => globalThis.WebSocket;
+
+beforeAll(async () => {
+  [site, llm, browser, remote] = await Promise.all([
+    startFixtureServer(),
+    startScriptedModel(),
+    startBrowser(),
+    startRemoteChrome(),
+  ]);
+  context = await newJobContext(browser);
+  page = await newPage(context);
+  cdp = await connectCdpDriver(remote.wsUrl, { WebSocket: WS });
+}, 60_000);
+
+afterAll(async () => {
+  await cdp?.close();
+  await context?.close();
+  await browser?.close();
+  await remote?.close();
+  await llm?.close();
+  await site?.close();
+});
+
+/** Both tabs on the same page, loaded. */
+async function openBoth(path: string): Promise<void> {
+  await Promise.all([
+    page.goto(site.url + path, { waitUntil: 'load' }),
+    cdp.driver.goto(site.url + path, { timeoutMs: 30_000, waitUntil: 'load' }),
+  ]);
+}
+
+/** What a snapshot promises a caller: the text, and each id's role, name, locator and frame. */
+const idsOf = (s: Snapshot) =>
+  s.elements.map((e) => ({ id: e.id, role: e.role, name: e.name, xpath: e.locator.xpath, frame: e.frame }));
+
+/** An act result without what differs run to run (time, the model's token counts). */
+const actShape = (r: ActResult) => ({
+  success: r.success,
+  message: r.message,
+  actionDescription: r.actionDescription,
+  actions: r.actions,
+  resolvedBy: r.resolvedBy,
+  url: r.url,
+});
+
+const valueIn = (driver: PageDriver, selector: string) =>
+  driver.mainFrame().call((s: string) => {
+    const el = document.querySelector(s) as HTMLInputElement | null;
+    return el ? (el.type === 'checkbox' ? String(el.checked) : (el.value ?? el.textContent)) : null;
+  }, selector);
+
+describe('raw CDP driver vs Playwright driver', () => {
+  it('reads every fixture page the same: same text, same ids, same locators, frames included', async () => {
+    for (const fixture of FIXTURE_PAGES) {
+      await openBoth(fixture.path);
+      const [viaPlaywright, viaCdp] = await Promise.all([snapshot(page), snapshot(cdp.driver)]);
+      expect(viaCdp.tree, fixture.path).toBe(viaPlaywright.tree);
+      expect(idsOf(viaCdp), fixture.path).toEqual(idsOf(viaPlaywright));
+      expect(viaCdp.frames.map((f) => f.xpath)).toEqual(viaPlaywright.frames.map((f) => f.xpath));
+      expect(viaCdp.url).toBe(viaPlaywright.url);
+    }
+  }, 120_000);
+
+  it('acts, observes and extracts the same with no model (matcher tier)', async () => {
+    await openBoth('/login.html');
+    const steps = [
+      'type "ada@example.com" into the Email field',
+      'check Remember me',
+      'click the Sign in button',
+    ];
+    for (const step of steps) {
+      const a = await actOn(pw(), step);
+      const b = await actOn(cdp.driver, step);
+      expect(a.resolvedBy).toBe('matcher');
+      expect(actShape(b), step).toEqual(actShape(a));
+    }
+    expect(await valueIn(cdp.driver, '#status')).toBe('Signed in as ada@example.com');
+    expect(await valueIn(cdp.driver, 'input[name=remember]')).toBe('true');
+    expect(await page.locator('#status').textContent()).toBe('Signed in as ada@example.com');
+
+    const [obsA, obsB] = [
+      await observeOn(pw(), 'the Sign in button'),
+      await observeOn(cdp.driver, 'the Sign in button'),
+    ];
+    expect(obsB.elements).toEqual(obsA.elements);
+    expect(obsB.elements.map((e) => e.name)).toEqual(['Sign in']);
+    const [allA, allB] = [await observeOn(pw()), await observeOn(cdp.driver)];
+    expect(allB.elements).toEqual(allA.elements);
+
+    const [textA, textB] = [await extractOn(pw()), await extractOn(cdp.driver)];
+    expect(textB.data).toEqual(textA.data);
+    expect(JSON.stringify(textB.data)).toContain('Signed in as ada@example.com');
+  }, 60_000);
+
+  it('acts and extracts the same with the scripted model, inside a cross-origin iframe too', async () => {
+    const llmClient = client(llm, 'openai');
+    await openBoth('/iframes.html');
+    llm.setHandler((r) => ({
+      json: {
+        elementId: idInPrompt(r.text, 'button', 'Cross save'),
+        method: 'click',
+        arguments: [],
+        twoStep: false,
+        reason: 'the save button of the partner note',
+      },
+    }));
+    const a = await actOn(pw(), 'save the partner note please', { llm: llmClient });
+    const b = await actOn(cdp.driver, 'save the partner note please', { llm: llmClient });
+    expect(a.success).toBe(true);
+    expect(a.resolvedBy).toBe('llm');
+    expect(actShape(b)).toEqual(actShape(a));
+    const saved = (driver: PageDriver) =>
+      Promise.all(
+        driver
+          .frames()
+          .filter((f) => f.url().includes('cross-child'))
+          .map((f) => f.evaluate<string>("document.getElementById('saved').textContent")),
+      );
+    expect(await saved(cdp.driver)).toEqual(['Saved: ']);
+
+    await openBoth('/products.html');
+    llm.setHandler((r) => ({
+      json: {
+        data: {
+          products: [
+            { name: 'Trail Runner Shoes', url: idInPrompt(r.text, 'link', 'Trail Runner Shoes') },
+            { name: 'First Aid Kit', url: idInPrompt(r.text, 'link', 'First Aid Kit') },
+          ],
+        },
+        done: true,
+      },
+    }));
+    const schema = {
+      type: 'object',
+      properties: {
+        products: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { name: { type: 'string' }, url: { type: 'string', format: 'uri' } },
+            required: ['name', 'url'],
+          },
+        },
+      },
+      required: ['products'],
+    } as const;
+    const [x, y] = [
+      await extractOn(pw(), 'every product with its link', schema, { llm: llmClient }),
+      await extractOn(cdp.driver, 'every product with its link', schema, { llm: llmClient }),
+    ];
+    expect(y.data).toEqual(x.data);
+    expect(y.data).toEqual({
+      products: [
+        { name: 'Trail Runner Shoes', url: `${site.url}/products/trail-runner.html` },
+        { name: 'First Aid Kit', url: `${site.url}/products/first-aid.html` },
+      ],
+    });
+  }, 60_000);
+});
