@@ -158,6 +158,30 @@ const COMMANDS: Record<string, { run: () => Promise<Command>; usage: string; abo
       '  --playwright f.ts a passed scenario as a standalone playwright-core script\n' +
       '  --var name=value  a secret used as %name%; never sent to the model',
   },
+  repair: {
+    run: async () => (await import('./repair.ts')).repairCommand,
+    usage:
+      'browserfn repair <script.ts|script.js> --url <url> [--out fixed.ts] [--error "message" --line N] [--allow-assertion-changes] [--var name=value]… [--model M] [--step-timeout ms]',
+    about:
+      'Repairs a broken Playwright script on the page: its steps run (read, not executed as code) until the broken one,\n' +
+      'which the model repairs there and proves by running it, or deletes when it is already done or obsolete; the script\n' +
+      'goes on. Each repair is printed with its diff. Exit 0 when repaired (or nothing was broken).\n' +
+      '  --out f.ts                 the repaired script (default: beside it, name.repaired.ts; never over the original)\n' +
+      '  --error "…" --line N       the failure as you saw it (default: the first step that fails here)\n' +
+      "  --allow-assertion-changes  apply a repair that changes an assertion's expected value (default: report it)\n" +
+      '  --step-timeout ms          per script step (default 5000)',
+  },
+  explore: {
+    run: async () => (await import('./explore.ts')).exploreCommand,
+    usage:
+      'browserfn explore <url> "<goal>" [--var name=value]… [--max-iterations N] [--out DIR] [--model M]',
+    about:
+      'Explores the app for the journeys a goal asks for and records each one, proved by a verification, as a scenario.\n' +
+      'Stops stuck at a CAPTCHA, or at a login when no test credentials were given. Exit 0 when it completed.\n' +
+      '  --var name=value    test credentials / data, typed by the model as %name% (it never sees the value)\n' +
+      '  --max-iterations N  model decisions in all (default 20)\n' +
+      '  --out DIR           <id>.scenario.json per journey, <id>.workflow.json per proved one',
+  },
   agent: {
     run: async () => (await import('./agent.ts')).agentCommand,
     usage:
