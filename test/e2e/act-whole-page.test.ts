@@ -12,15 +12,16 @@ freshPageEachTest((p) => {
 });
 
 /**
- * A shop page as real ones come: a small sign-in form in the header, a long page of products, and
- * the page's own member sign-in form far below, whose fields do not use the instruction's words.
+ * A shop page as real ones come: a small sign-in form in the header, a long page of products (each
+ * with a quantity box: more form controls than the budget holds), and the page's own member
+ * sign-in form far below, whose fields do not use the instruction's words.
  * The page is far over act's default token budget, so the prompt outline keeps the header form and
  * leaves the member form out.
  */
 const products = Array.from(
   { length: 900 },
   (_, i) =>
-    `<li><a href="#p${i}">Linen shirt no. ${i} in blue, white or sand</a> <span>from $${20 + (i % 50)}</span></li>`,
+    `<li><a href="#p${i}">Linen shirt no. ${i} in blue, white or sand</a> <span>from $${20 + (i % 50)}</span> <input type="number" aria-label="Quantity" value="1"></li>`,
 ).join('');
 const PAGE = `
 <header><form id="quick">
