@@ -1,15 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import type { AgentDeps } from '../agent/deps.ts';
-import { runAgent } from '../agent/run-agent.ts';
 import { type AgentTask, AgentTaskSchema, isFinal, type StepRecord } from '../agent/state.ts';
-import { modelFor } from '../api/run-op.ts';
 import { assertNavigable } from '../browser/guard.ts';
-import { closeSharedBrowser, openSession } from '../browser/session.ts';
-import { noChatModel } from '../llm/computer-use/index.ts';
 import { forCommandLine, noModelError } from '../llm/config.ts';
-import { manifestedEvidence } from '../runs/manifested-evidence.ts';
-import { mergeRun } from '../runs/merge.ts';
-import { createRun } from '../runs/run-records.ts';
 import { sampleFromUrl } from '../runs/samples.ts';
 import { parseTaskSpec, SpecError } from '../runs/task-spec.ts';
 import type { SampleStatus } from '../store/ports.ts';
@@ -110,6 +103,25 @@ export async function agentCommand(argv: string[], out: (s: string) => void): Pr
   });
   const vars = variables(flags.var as unknown as string[] | undefined);
   const policy = policyForCli(page);
+  // The agent, the model SDKs and the browser load once the arguments are checked: a usage error
+  // answers without them.
+  const [
+    { runAgent },
+    { modelFor },
+    { closeSharedBrowser, openSession },
+    { noChatModel },
+    { manifestedEvidence },
+    { mergeRun },
+    { createRun },
+  ] = await Promise.all([
+    import('../agent/run-agent.ts'),
+    import('../api/run-op.ts'),
+    import('../browser/session.ts'),
+    import('../llm/computer-use/index.ts'),
+    import('../runs/manifested-evidence.ts'),
+    import('../runs/merge.ts'),
+    import('../runs/run-records.ts'),
+  ]);
   // A computer-use agent talks to its computer-use model only.
   const llm = flags.cua
     ? undefined

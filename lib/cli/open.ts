@@ -1,5 +1,5 @@
 import { mergePolicy, policyFromEnv } from '../browser/guard-policy.ts';
-import { openSession, type Session } from '../browser/session.ts';
+import type { Session } from '../browser/session.ts';
 import { UsageError } from './args.ts';
 import type { PageArg } from './page-arg.ts';
 import { startWaitNotice, type Waiting } from './wait-notice.ts';
@@ -18,6 +18,8 @@ export async function openPage(page: PageArg, waiting: Waiting): Promise<Session
   waiting.what = `${page.url} to load`;
   const stop = startWaitNotice(waiting);
   try {
+    // Playwright loads here, not with this module: policyForCli alone needs none of it.
+    const { openSession } = await import('../browser/session.ts');
     return await openSession({
       url: page.url,
       policy: policyForCli(page),
