@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, symlink, writeFile } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -281,5 +281,66 @@ describe('a passed scenario exported as a Playwright script (--playwright)', () 
       /expected .*Buy milk/,
     );
     await page.context().close();
+  });
+});
+
+describe('browserfn repair', () => {
+  it('repairs the step at the error line, prints the diff and writes name.repaired.ts beside the untouched script', async () => {
+    llm.setHandler(repairModel);
+    const dir = await mkdtemp(join(tmpdir(), 'bfn-repair-cli-'));
+    const file = join(dir, 'notes.ts');
+    const source = script([
+      `await page.goto('${site.url}/notes');`,
+      "await page.fill('#new-note', 'Buy milk');",
+      "await page.click('#add-note');",
+      "await expect(page.locator('#count')).toHaveText('1 note');",
+    ]);
+    await writeFile(file, source);
+    const line = source.split('\n').findIndex((l) => l.includes('#add-note')) + 1;
+    const res = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(
+        process.execPath,
+        [
+          'bin/browserfn.js',
+          'repair',
+          file,
+          '--url',
+          `${site.url}/`,
+          '--error',
+          'Timeout 3000ms exceeded',
+          '--line',
+          String(line),
+        ],
+        {
+          env: {
+            PATH: process.env.PATH,
+            HOME: process.env.HOME,
+            TMPDIR: process.env.TMPDIR,
+            OPENAI_API_KEY: 'sk-test',
+            OPENAI_BASE_URL: llm.openaiBaseURL,
+            BROWSERFN_MODEL: 'openai/gpt-4.1-mini',
+          },
+        },
+      );
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => {
+        stdout += String(d);
+      });
+      child.stderr.on('data', (d) => {
+        stderr += String(d);
+      });
+      child.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    });
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain(
+      `step 3 (line ${line}) repaired\n- ${line}: await page.click('#add-note');\n+ await page.locator('#add').click();`,
+    );
+    expect(res.stdout).toContain(`wrote ${join(dir, 'notes.repaired.ts')}`);
+    expect(await readFile(file, 'utf8')).toBe(source);
+    expect(await readFile(join(dir, 'notes.repaired.ts'), 'utf8')).toBe(
+      source.replace("page.click('#add-note')", "page.locator('#add').click()"),
+    );
   });
 });
