@@ -22,9 +22,10 @@ function anyShownNamed(name: string): boolean {
   if (!want) return true;
   const all = document.querySelectorAll('button, a, input, [role], [aria-label], [onclick], [tabindex]');
   for (const el of Array.from(all)) {
-    const h = el as HTMLElement;
+    // innerText lays the page out: read only for an element whose raw text could be the name.
+    const raw = (el.textContent ?? '').replace(/\s+/g, ' ').toLowerCase();
     const names = [
-      h.innerText,
+      raw.includes(want) ? (el as HTMLElement).innerText : undefined,
       el.getAttribute('aria-label'),
       (el as HTMLInputElement).value,
       el.getAttribute('title'),
