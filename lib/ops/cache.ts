@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { Action } from '../actions/types.ts';
 import { urlPattern } from '../perception/metrics.ts';
+import { sha256Hex } from '../perception/sha256.ts';
 import type { Snapshot } from '../perception/types.ts';
 import type { CacheStore } from '../store/cache.ts';
 import type { ActionCacheLike, CacheHit, CacheQuery } from './types.ts';
@@ -27,9 +27,9 @@ export function cacheKey(q: CacheQuery): string {
     q.signature,
     q.variableNames.join(','),
     // Only when set, so that every key made without it stays what it was.
-    ...(q.guidance ? [`guidance:${createHash('sha256').update(q.guidance).digest('hex')}`] : []),
+    ...(q.guidance ? [`guidance:${sha256Hex(q.guidance)}`] : []),
   ];
-  return createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 32);
+  return sha256Hex(parts.join('\n')).slice(0, 32);
 }
 
 /** Only durable targets are worth keeping: ids die with their snapshot. */

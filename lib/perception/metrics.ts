@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto';
 import type { RawCollect } from './injected/payload.ts';
+import { sha256Hex } from './sha256.ts';
 import type { SnapshotElement } from './types.ts';
 
-export const shortHash = (text: string): string =>
-  createHash('sha256').update(text).digest('hex').slice(0, 16);
+export const shortHash = (text: string): string => sha256Hex(text).slice(0, 16);
 
 /**
  * The page's URL reduced to what identifies a *kind* of page: origin + path with ids blurred
