@@ -69,6 +69,33 @@ describe('reading a Playwright script', () => {
     ]);
   });
 
+  it('takes the statements inside test.step bodies as steps of the test around them', () => {
+    const source = `test('t', async ({ page }) => {
+  await page.goto('https://example.com');
+  await test.step('add', async () => {
+    await page.fill('#n', 'Tea');
+    await page.click('#add');
+  });
+  await expect(page.locator('li')).toHaveCount(1);
+});
+`;
+    const parsed = parseScript(ts, source, 's.spec.ts', 5);
+    expect(parsed.steps.map((s) => [s.line, s.indent.length])).toEqual([
+      [2, 2],
+      [4, 4],
+      [5, 4],
+      [7, 2],
+    ]);
+    expect(
+      applyEdits(source, [
+        {
+          step: parsed.steps[2]!,
+          text: "await page.locator('#a').click();\nawait page.keyboard.press('Enter');",
+        },
+      ]),
+    ).toContain("    await page.locator('#a').click();\n    await page.keyboard.press('Enter');\n  });");
+  });
+
   it('names a syntax error with its line, and refuses a line that is not a step', () => {
     expect(() => parseScript(ts, 'await page.click(\n', 'x.ts')).toThrow(/^x\.ts:2: /);
     expect(() => parseScript(ts, TEST_FILE, 'notes.spec.ts', 1)).toThrow(ScriptError);

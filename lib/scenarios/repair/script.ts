@@ -107,14 +107,39 @@ const pageWork = (ts: Ts, s: TS.Statement) =>
   contains(ts, s, (n) => ts.isAwaitExpression(n)) &&
   contains(ts, s, (n) => ts.isIdentifier(n) && (n.text === 'page' || n.text === 'expect'));
 
-/** The statement lists of the file: the file itself and every block. */
+/** `await test.step('…', async () => { … })`: its body's statements are steps of the list around it. */
+function stepBody(ts: Ts, s: TS.Statement): TS.NodeArray<TS.Statement> | undefined {
+  if (!ts.isExpressionStatement(s)) return undefined;
+  const e = ts.isAwaitExpression(s.expression) ? s.expression.expression : s.expression;
+  if (
+    !ts.isCallExpression(e) ||
+    !ts.isPropertyAccessExpression(e.expression) ||
+    e.expression.name.text !== 'step'
+  )
+    return undefined;
+  const fn = e.arguments[1];
+  return fn && (ts.isArrowFunction(fn) || ts.isFunctionExpression(fn)) && ts.isBlock(fn.body)
+    ? fn.body.statements
+    : undefined;
+}
+
+const flatten = (ts: Ts, list: readonly TS.Statement[]): TS.Statement[] =>
+  list.flatMap((s) => {
+    const body = stepBody(ts, s);
+    return body ? flatten(ts, body) : [s];
+  });
+
+/** The statement lists of the file: the file itself and every block but `test.step` bodies. */
 function statementLists(ts: Ts, file: TS.SourceFile): TS.NodeArray<TS.Statement>[] {
   const lists: TS.NodeArray<TS.Statement>[] = [file.statements];
+  const inner = new Set<TS.NodeArray<TS.Statement>>();
   walk(ts, file, (n) => {
     if (ts.isBlock(n)) lists.push(n.statements);
+    const body = ts.isExpressionStatement(n) ? stepBody(ts, n) : undefined;
+    if (body) inner.add(body);
     return true;
   });
-  return lists;
+  return lists.filter((l) => !inner.has(l));
 }
 
 /** The syntax tree; a syntax error names the file and line. */
@@ -132,12 +157,14 @@ export function sourceFile(ts: Ts, source: string, fileName: string): TS.SourceF
 
 /**
  * Parses the script and picks the block of steps: the one holding `line` (when given) as a direct
- * statement with page work, else the one with the most statements that await page work.
+ * statement with page work, else the one with the most statements that await page work. The
+ * bodies of `test.step(…)` calls are part of the block around them (their statements are steps).
  */
 export function parseScript(ts: Ts, source: string, fileName = 'script.ts', line?: number): ParsedScript {
   const file = sourceFile(ts, source, fileName);
   const lineOf = (pos: number) => file.getLineAndCharacterOfPosition(pos).line + 1;
-  const work = (list: TS.NodeArray<TS.Statement>) => list.filter((s) => pageWork(ts, s) && !isHarness(ts, s));
+  const work = (list: readonly TS.Statement[]) =>
+    flatten(ts, list).filter((s) => pageWork(ts, s) && !isHarness(ts, s));
   let best: TS.NodeArray<TS.Statement> | undefined;
   for (const list of statementLists(ts, file)) {
     if (line !== undefined) {
@@ -154,7 +181,7 @@ export function parseScript(ts: Ts, source: string, fileName = 'script.ts', line
         ? `${fileName}: line ${line} is not a step of the script (no awaited page call there)`
         : `${fileName}: no steps found (no statement awaits a page call)`,
     );
-  const steps = best.map((node, index): ScriptStep => {
+  const steps = flatten(ts, best).map((node, index): ScriptStep => {
     const start = node.getStart(file);
     const lineStart = source.lastIndexOf('\n', start - 1) + 1;
     return {
