@@ -49,7 +49,8 @@ export async function loadTs(): Promise<Ts> {
     loaded = m.default ?? m;
     return loaded;
   } catch {
-    throw new ScriptError('repair needs the typescript package (npm install typescript)');
+    // A set-up problem of this install, not the caller's script (an API answers 500, not 400).
+    throw new Error('repair needs the typescript package (npm install typescript)');
   }
 }
 
