@@ -7,7 +7,7 @@
  */
 import { CdpElement, CdpFrame, type FrameHost } from './cdp-frame.ts';
 import { CdpKeyboard, CdpMouse } from './cdp-input.ts';
-import { CdpConnection, CdpSession, type WebSocketClass } from './cdp-session.ts';
+import { type CdpConnection, CdpSession } from './cdp-session.ts';
 import {
   CLICK_LISTENER_HOOK,
   MUTATION_CLOCK,
@@ -16,27 +16,7 @@ import {
   NO_WEBRTC,
   SHADOW_ROOT_HOOK,
 } from './init-scripts.ts';
-import {
-  brandDriver,
-  type LoadState,
-  type NavigationWatch,
-  type PageChange,
-  type PageDriver,
-  type RequestHook,
-} from './page-driver.ts';
-
-export interface CdpDriverOptions {
-  /** The WebSocket class: the global one on workerd / Node 22, the `ws` package's on Node 20. */
-  WebSocket?: WebSocketClass;
-  viewport?: { width: number; height: number };
-  /** Connect / first answer timeout (default 10 s). */
-  timeoutMs?: number;
-}
-
-export interface CdpPage {
-  driver: PageDriver;
-  close(): Promise<void>;
-}
+import type { LoadState, NavigationWatch, PageChange, PageDriver, RequestHook } from './page-driver.ts';
 
 type P = Record<string, unknown>;
 interface FrameTree {
@@ -57,7 +37,7 @@ function timeoutError(ms: number, what: string): Error {
   return err;
 }
 
-class CdpPageDriver implements PageDriver, FrameHost {
+export class CdpPageDriver implements PageDriver, FrameHost {
   readonly kind = 'cdp' as const;
   readonly keyboard: CdpKeyboard;
   readonly mouse: CdpMouse;
@@ -478,51 +458,6 @@ class CdpPageDriver implements PageDriver, FrameHost {
 
   isClosed(): boolean {
     return this.#closed || this.connection.closed;
-  }
-}
-
-/**
- * Opens a new tab (in a context of its own where the browser allows one) and attaches a flat
- * session to it.
- */
-export async function openCdpPage(wsUrl: string, options: CdpDriverOptions = {}): Promise<CdpPage> {
-  const WS = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketClass }).WebSocket;
-  if (!WS) throw new Error('no WebSocket class: pass one (the ws package on Node 20)');
-  const conn = await CdpConnection.open(wsUrl, WS, options.timeoutMs ?? 10_000);
-  let contextId: string | undefined;
-  try {
-    try {
-      ({ browserContextId: contextId } = await conn.send<{ browserContextId: string }>(
-        'Target.createBrowserContext',
-        { disposeOnDetach: true },
-      ));
-    } catch {
-      // Some providers give one context per session: use it.
-    }
-    const { targetId } = await conn.send<{ targetId: string }>('Target.createTarget', {
-      url: 'about:blank',
-      ...(contextId ? { browserContextId: contextId } : {}),
-    });
-    const { sessionId } = await conn.send<{ sessionId: string }>('Target.attachToTarget', {
-      targetId,
-      flatten: true,
-    });
-    const driver = new CdpPageDriver(conn, new CdpSession(conn, sessionId));
-    await driver.init(options.viewport ?? { width: 1280, height: 800 });
-    return {
-      driver: brandDriver(driver),
-      close: async () => {
-        await conn.send('Target.closeTarget', { targetId }).catch(() => undefined);
-        if (contextId)
-          await conn
-            .send('Target.disposeBrowserContext', { browserContextId: contextId })
-            .catch(() => undefined);
-        conn.close();
-      },
-    };
-  } catch (err) {
-    conn.close();
-    throw err;
   }
 }
 

@@ -4,7 +4,7 @@
  * Same inputs and results as the HTTP API's ops.
  */
 import type { Action } from '../actions/types.ts';
-import { type CdpDriverOptions, type CdpPage, openCdpPage } from '../browser/cdp-driver.ts';
+import { type CdpDriverOptions, type CdpPage, openCdpPage } from '../browser/cdp-open.ts';
 import type { PageDriver } from '../browser/page-driver.ts';
 import { act } from './act.ts';
 import { extract } from './extract.ts';
@@ -42,7 +42,8 @@ export function extractOn(
 
 /**
  * Opens a new tab in a remote browser over its CDP WebSocket URL (`ws://…/devtools/browser/…`)
- * and returns its driver; `close()` closes the tab and the socket. On Node 20 pass the `ws`
+ * and returns its driver; `close()` closes the tab and the socket. With `attach: 'existing'` it
+ * drives the browser's first page instead and `close()` leaves that page open. On Node 20 pass the `ws`
  * package's class as `WebSocket`; workerd and Node 22 have a global one.
  */
 export function connectCdpDriver(wsUrl: string, options: CdpDriverOptions = {}): Promise<CdpPage> {

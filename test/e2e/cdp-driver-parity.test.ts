@@ -188,4 +188,39 @@ describe('raw CDP driver vs Playwright driver', () => {
       ],
     });
   }, 60_000);
+
+  it('puts every request to the guard hook first: a refused page fails as blocked, nothing of it loads', async () => {
+    const seen: string[] = [];
+    const off = await cdp.driver.interceptRequests((r) => {
+      seen.push(`${r.resourceType} ${new URL(r.url).pathname}`);
+      return r.url.includes('/signup.html') ? { allow: false, reason: 'not on the list' } : { allow: true };
+    });
+    try {
+      await cdp.driver.goto(`${site.url}/login.html`, { timeoutMs: 30_000, waitUntil: 'load' });
+      expect(seen).toEqual(expect.arrayContaining(['Document /login.html', 'Stylesheet /style.css']));
+      const hits = site.hits.length;
+      const res = await actOn(cdp.driver, { method: 'goto', args: [`${site.url}/signup.html`] });
+      expect(res.success).toBe(false);
+      expect(res.error?.kind).toBe('blocked');
+      expect(site.hits.slice(hits)).not.toContain('/signup.html');
+      // The browser shows its own error page in its place (as under Playwright), never the refused one.
+      expect(cdp.driver.url()).not.toContain('/signup.html');
+    } finally {
+      await off();
+    }
+  }, 60_000);
+
+  it("attaches to the browser's existing page when asked, and leaves it open on close", async () => {
+    const first = await connectCdpDriver(remote.wsUrl, { WebSocket: WS, attach: 'existing' });
+    await first.driver.goto(`${site.url}/dashboard.html`, { timeoutMs: 30_000 });
+    await first.close();
+    const again = await connectCdpDriver(remote.wsUrl, { WebSocket: WS, attach: 'existing' });
+    try {
+      expect(again.driver.url()).toBe(`${site.url}/dashboard.html`);
+      const read = await observeOn(again.driver);
+      expect(read.url).toBe(`${site.url}/dashboard.html`);
+    } finally {
+      await again.close();
+    }
+  }, 60_000);
 });
