@@ -1,10 +1,9 @@
-import { createRoute, OpenAPIHono, type z } from '@hono/zod-openapi';
+import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { act, assertKnownVariables } from '../ops/act.ts';
 import { extract } from '../ops/extract.ts';
 import { explainGoneAct } from '../ops/gone.ts';
 import { observe } from '../ops/observe.ts';
-import { OpError } from '../ops/types.ts';
 import type { WorkflowStore } from '../store/workflow-ports.ts';
 import { type AgentRouteDeps, registerAgentRoute } from './agent-route.ts';
 import { assertKeyRing, type KeyRing, tenantFor } from './auth.ts';
@@ -15,16 +14,16 @@ import { registerExploreRoute } from './explore-route.ts';
 import { DEFAULT_READS_PER_TENANT, FairShare, RUN_READS_AT_ONCE } from './fair-share.ts';
 import { registerJudgeRoute } from './judge-route.ts';
 import { logOps } from './op-log.ts';
+import { deadline, opRoute as route, validationHook } from './op-routes.ts';
 import { documentHealth, OPENAPI_INFO } from './openapi-responses.ts';
 import { registerRepairRoute } from './repair-route.ts';
 import { registerReportLinkRoute, reportLinkAuth, reportLinkKey } from './report-link.ts';
-import { type Doing, type OpDeps, withPage } from './run-op.ts';
+import { type OpDeps, withPage } from './run-op.ts';
 import { type RunsApiDeps, registerRunRoutes } from './runs.ts';
 import { registerScenarioRoute } from './scenario-route.ts';
 import {
   ActRequest,
   ActResponse,
-  ErrorBody,
   ExtractRequest,
   ExtractResponse,
   ObserveRequest,
@@ -95,86 +94,8 @@ const METHODS: Record<string, string[]> = {
   [DEMO_CATALOGUE_PATH]: ['GET', 'HEAD'],
 };
 
-const errorResponses = {
-  400: { description: 'invalid request', content: { 'application/json': { schema: ErrorBody } } },
-  401: { description: 'missing or unknown API key', content: { 'application/json': { schema: ErrorBody } } },
-  405: { description: 'wrong HTTP method', content: { 'application/json': { schema: ErrorBody } } },
-  413: { description: 'body too large', content: { 'application/json': { schema: ErrorBody } } },
-  429: {
-    description: 'this API key already has its most calls in progress (limit, retryable; Retry-After)',
-    content: { 'application/json': { schema: ErrorBody } },
-  },
-  403: {
-    description: 'URL (or a navigation of the page after it loaded) blocked by the network guard',
-    content: { 'application/json': { schema: ErrorBody } },
-  },
-  422: {
-    description: 'could not resolve the instruction',
-    content: { 'application/json': { schema: ErrorBody } },
-  },
-  502: {
-    description: 'the page could not be reached (unreachable) or the model failed',
-    content: { 'application/json': { schema: ErrorBody } },
-  },
-  503: {
-    description: 'the browser died mid-request (browser_crashed, retryable)',
-    content: { 'application/json': { schema: ErrorBody } },
-  },
-  504: {
-    description: 'the request deadline passed; says what it was waiting for',
-    content: { 'application/json': { schema: ErrorBody } },
-  },
-};
-
-const route = <Req extends z.ZodType, Res extends z.ZodType>(
-  path: string,
-  summary: string,
-  request: Req,
-  response: Res,
-) =>
-  createRoute({
-    method: 'post',
-    path,
-    summary,
-    security: [{ bearer: [] }],
-    request: { body: { content: { 'application/json': { schema: request } }, required: true } },
-    responses: {
-      200: { description: 'done', content: { 'application/json': { schema: response } } },
-      ...errorResponses,
-    },
-  });
-
 /** The longest a call's slot stays taken after its answer, while its page work winds down. */
 const SLOT_HOLD_AFTER_ANSWER_MS = 30_000;
-
-/**
- * Runs `fn` under the request deadline; on timeout the page is closed, the model call in flight
- * is cancelled (no more retries) and a 504 says what it was still waiting for. `started` gets the
- * work itself, which may still be closing its page after the 504 is sent.
- */
-async function deadline<T>(
-  ms: number,
-  fn: (signal: AbortSignal, doing: Doing) => Promise<T>,
-  started: (work: Promise<unknown>) => void,
-): Promise<T> {
-  const controller = new AbortController();
-  const doing: Doing = { what: 'the browser to start' };
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const what = doing.what;
-      controller.abort();
-      reject(new OpError('timeout', `request took longer than ${ms} ms, waiting for ${what}`));
-    }, ms);
-  });
-  const work = fn(controller.signal, doing);
-  started(work.catch(() => undefined));
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /**
  * The HTTP API as one hono app: the same object serves Node (`npm start`) and Lambda.
@@ -183,24 +104,7 @@ async function deadline<T>(
 export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   assertKeyRing(deps.keys);
   const app = new OpenAPIHono<Env>({
-    defaultHook: (result, c) => {
-      if (result.success) return;
-      const issues = result.error.issues.map((i) => ({
-        path: i.path.map(String).join('.') || '(body)',
-        message: i.message,
-      }));
-      const first = issues[0];
-      return c.json(
-        {
-          error: {
-            kind: 'invalid',
-            message: first ? `${first.path}: ${first.message}` : 'invalid body',
-            issues,
-          },
-        },
-        400,
-      );
-    },
+    defaultHook: validationHook,
   });
   const timeoutMs = deps.requestTimeoutMs ?? 120_000;
 
