@@ -224,6 +224,20 @@ describe('exploratory mode', () => {
     expect(sent[0]!.text).toContain('%email%, %password%');
     for (const r of sent) expect(r.text).not.toContain('hunter2');
     expect(JSON.stringify(signedIn)).not.toContain('hunter2');
+    // The signed-in journey replays without a model, the credentials given to the replay only.
+    const { workflow } = compileJourney(signedIn.journeys[0]!);
+    expect(JSON.stringify(workflow)).not.toContain('hunter2');
+    const replay = await pageAt('/');
+    const calls = llm.requests.length;
+    const state = await runWorkflow(
+      workflow,
+      { tenant: 't', runId: 'r', sampleId: 'member', inputs: { url: `${site.url}/` }, url: `${site.url}/` },
+      { page: replay, variables: { email: 'ada@example.com', password: 'hunter2' } },
+    );
+    expect(state.status).toBe('done');
+    expect(llm.requests.length).toBe(calls);
+    expect(new URL(replay.url()).pathname).toBe('/members/home');
+    await replay.context().close();
     for (const p of [page, again]) await p.context().close();
   });
 });
