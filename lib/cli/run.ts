@@ -4,16 +4,10 @@
  * samples, checkpoints and results, `evidence/` for screenshots, logs, combined.csv and the manifest.
  */
 import { readFile } from 'node:fs/promises';
-import { modelFor } from '../api/run-op.ts';
 import { mergePolicy, policyFromEnv } from '../browser/guard-policy.ts';
-import { sharedBrowser } from '../browser/session.ts';
 import { noModelError, resolveModelConfig } from '../llm/config.ts';
 import { metered } from '../llm/spent.ts';
-import { agentSliceRunner } from '../runs/agent-slice-binding.ts';
-import { runHandlers } from '../runs/handlers.ts';
-import { startLocalRun } from '../runs/local-runner.ts';
-import { manifestedEvidence } from '../runs/manifested-evidence.ts';
-import { type Plan, planRun } from '../runs/planner.ts';
+import type { Plan } from '../runs/planner.ts';
 import {
   createRun,
   type ExecutionInput,
@@ -96,6 +90,10 @@ async function planFromPrompt(
   concurrency: number | undefined,
 ): Promise<Plan> {
   const name = typeof model === 'string' ? model : undefined;
+  const [{ modelFor }, { planRun }] = await Promise.all([
+    import('../api/run-op.ts'),
+    import('../runs/planner.ts'),
+  ]);
   const llm = await modelFor(name ? { model: name } : {}, { policy: policyFromEnv() });
   if (!llm) throw new Error(`planning a run from --prompt needs a model. ${noModelError().message}`);
   try {
@@ -185,6 +183,7 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
       spec: plan.spec,
       samples: plan.samples,
     });
+    const { manifestedEvidence } = await import('../runs/manifested-evidence.ts');
     await manifestedEvidence(evidence, CLI_TENANT, input.runId).put(
       evidenceKey(CLI_TENANT, input.runId, GENERATED_SPEC),
       JSON.stringify(
@@ -225,6 +224,16 @@ export async function runCommand(argv: string[], out: (s: string) => void): Prom
       costUsd: r.usage.costUsd === undefined ? undefined : Number(r.usage.costUsd),
     });
   if (planned) tally.spend(planned.usage);
+  // The run machinery, the browser and the model SDKs load once the run is created: a usage error
+  // or a refusal above answers without them.
+  const [{ runHandlers }, { agentSliceRunner }, { startLocalRun }, { sharedBrowser }, { modelFor }] =
+    await Promise.all([
+      import('../runs/handlers.ts'),
+      import('../runs/agent-slice-binding.ts'),
+      import('../runs/local-runner.ts'),
+      import('../browser/session.ts'),
+      import('../api/run-op.ts'),
+    ]);
   const view = progressView(process.stderr, tally, (s) => out(s));
   const handlers = runHandlers({
     runStore,
