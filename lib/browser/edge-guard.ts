@@ -6,11 +6,9 @@
  * its own network, where such a name may well lead somewhere private.
  */
 import type { GuardPolicy } from './guard-policy.ts';
-import { checkUrl, type GuardVerdict, isAllowed, isAllowedPage, type Resolver } from './guard-rules.ts';
+import { checkUrl, type GuardVerdict, type Resolver } from './guard-rules.ts';
 import type { OutgoingRequest, PageDriver } from './page-driver.ts';
 import type { PageProblem } from './page-watch.ts';
-
-const DOCUMENT_SCHEMES = new Set(['about:', 'data:', 'blob:']);
 
 /** checkUrl, plus: a name that does not resolve here is refused rather than let through. */
 export async function checkEdgeUrl(
@@ -18,30 +16,24 @@ export async function checkEdgeUrl(
   policy: GuardPolicy,
   resolve: Resolver,
 ): Promise<GuardVerdict> {
-  const verdict = await checkUrl(input, policy, resolve);
-  if (!verdict.ok) return verdict;
-  let url: URL;
-  try {
-    url = new URL(input);
-  } catch {
-    return verdict;
-  }
-  if (DOCUMENT_SCHEMES.has(url.protocol)) return verdict;
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-  if (/^[\d.]+$/.test(host) || host.includes(':')) return verdict;
-  if (isAllowed(policy, host, port) || isAllowedPage(policy, url)) return verdict;
-  try {
-    await resolve(host.replace(/\.$/, ''));
-    return verdict;
-  } catch {
-    return {
-      ok: false,
-      rule: 'name the guard could not resolve',
-      url: input,
-      message: `Blocked request to ${input}: ${host} does not resolve for the guard, and the remote browser would resolve it in its own network. Allow it with BROWSERFN_ALLOW_HOSTS if this is intended.`,
-    };
-  }
+  let unresolved: string | undefined;
+  const noting: Resolver = async (host) => {
+    try {
+      return await resolve(host);
+    } catch (err) {
+      unresolved = host;
+      throw err;
+    }
+  };
+  const verdict = await checkUrl(input, policy, noting);
+  // checkUrl lets an unresolvable name through (on Node the browser shares our resolver and fails too).
+  if (!verdict.ok || unresolved === undefined) return verdict;
+  return {
+    ok: false,
+    rule: 'name the guard could not resolve',
+    url: input,
+    message: `Blocked request to ${input}: ${unresolved} does not resolve for the guard, and the remote browser would resolve it in its own network. Allow it with BROWSERFN_ALLOW_HOSTS if this is intended.`,
+  };
 }
 
 export interface EdgeBlocked {
