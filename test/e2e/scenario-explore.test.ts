@@ -183,7 +183,7 @@ describe('exploratory mode', () => {
     await page.context().close();
   });
 
-  it('stops stuck at a login it has no credentials for; with test credentials it signs in, the model never seeing them', async () => {
+  it('stops stuck at a login it has no credentials for and at a CAPTCHA; with test credentials it signs in, the model never seeing them', async () => {
     llm.setHandler((r) =>
       pathOf(r) !== '/'
         ? tidyModel(r)
@@ -205,6 +205,21 @@ describe('exploratory mode', () => {
     // The stop is the explorer's own check: the model was asked once (on the home page), never on the login page.
     expect(explorations().length - before).toBe(1);
     expect(stuck.journeys.map((j) => [j.id, j.status])).toEqual([['member-news', 'incomplete']]);
+    // A CAPTCHA stops it too, credentials or not, before any model call.
+    const contact = await pageAt('/contact');
+    const mark0 = explorations().length;
+    const captcha = await explore({
+      page: contact,
+      llm: model,
+      goal: 'Send a message',
+      variables: { x: 'y' },
+    });
+    expect(captcha).toMatchObject({
+      status: 'stuck',
+      reason: `a CAPTCHA at ${site.url}/contact: an explorer does not solve CAPTCHAs`,
+    });
+    expect(explorations().length).toBe(mark0);
+    await contact.context().close();
 
     const again = await pageAt('/');
     const mark = explorations().length;

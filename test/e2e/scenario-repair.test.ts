@@ -219,6 +219,18 @@ describe('POST /v1/repair', () => {
       expect(body.script).toContain("await expect(page.locator('#count')).toHaveText('1 note');");
       expect(body.script).toContain("await expect(page.locator('#notes li')).toHaveCount(2);");
       expect(body.script).not.toContain('toHaveCount(1)');
+      // Allowed by the caller, the same change is applied.
+      const allowed = await (
+        await post({
+          url: `${site.url}/notes`,
+          script: source,
+          error: { message: "locator('#counter'): element not found", line },
+          stepTimeoutMs: 3000,
+          allowAssertionChanges: true,
+        })
+      ).json();
+      expect(allowed.status).toBe('repaired');
+      expect(allowed.script).toContain("await expect(page.locator('#notes > li')).toHaveCount(1);");
 
       const bad = await post({ url: `${site.url}/notes`, script: 'await page.click(' });
       expect(bad.status).toBe(400);

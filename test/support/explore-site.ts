@@ -4,7 +4,8 @@ import type { AddressInfo, Socket } from 'node:net';
 /**
  * A small app to explore, on 127.0.0.1: a home page linking to Notes (add a note), Settings (turn
  * dark mode on and save) and a Members area behind a login (`/members`: e-mail + password; the
- * test account is ada@example.com / hunter2, which leads to `/members/home`).
+ * test account is ada@example.com / hunter2, which leads to `/members/home`); `/contact` has a
+ * reCAPTCHA box.
  */
 export interface ExploreSite {
   url: string;
@@ -43,6 +44,12 @@ document.getElementById('dark').checked ? 'Saved: dark mode on' : 'Saved'; };</s
 <script>document.getElementById('f').onsubmit = (ev) => { ev.preventDefault();
 if (document.getElementById('e').value === 'ada@example.com' && document.getElementById('p').value === 'hunter2') location.href = '/members/home';
 else document.getElementById('err').textContent = 'Wrong e-mail or password'; };</script>`,
+  ),
+  '/contact': page(
+    'Contact',
+    `<main><h1>Contact us</h1><textarea aria-label="Message"></textarea>
+<div class="g-recaptcha" data-sitekey="x" style="width:300px;height:74px;border:1px solid #ccc">I'm not a robot</div>
+<button type="button">Send</button></main>`,
   ),
   '/members/home': page(
     'Members',
