@@ -7,7 +7,9 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { CdpConnection } from '../../lib/browser/cdp-session.ts';
 import { newJobContext, newPage } from '../../lib/browser/context.ts';
+import { chromiumArgs } from '../../lib/browser/launch.ts';
 import type { PageDriver } from '../../lib/browser/page-driver.ts';
 import { playwrightDriver } from '../../lib/browser/playwright-driver.ts';
 import { actOn, type CdpPage, connectCdpDriver, extractOn, observeOn } from '../../lib/ops/portable.ts';
@@ -221,6 +223,44 @@ describe('raw CDP driver vs Playwright driver', () => {
       expect(read.url).toBe(`${site.url}/dashboard.html`);
     } finally {
       await again.close();
+    }
+  }, 60_000);
+
+  it('reads and acts inside an out-of-process iframe (site isolation on) as Playwright does in-process', async () => {
+    // Only the remote browser isolates sites: the cross-origin frame lives in a process (and a CDP
+    // session) of its own there, and stays in-process in the suite's Chromium.
+    const isolationOff = chromiumArgs().filter((a) => /site-isolation|site-per-process/.test(a));
+    const isolated = await startRemoteChrome(isolationOff, ['--site-per-process']);
+    const tab = await connectCdpDriver(isolated.wsUrl, { WebSocket: WS });
+    try {
+      // localhost and 127.0.0.1 are different sites: the partner-notes frame is out of process.
+      const url = `${site.url.replace('127.0.0.1', 'localhost')}/iframes.html`;
+      await Promise.all([
+        page.goto(url, { waitUntil: 'load' }),
+        tab.driver.goto(url, { timeoutMs: 30_000, waitUntil: 'load' }),
+      ]);
+      const probe = await CdpConnection.open(isolated.wsUrl, WS);
+      const { targetInfos } = await probe.send<{ targetInfos: { type: string; url: string }[] }>(
+        'Target.getTargets',
+      );
+      probe.close();
+      expect(targetInfos.filter((t) => t.type === 'iframe').map((t) => new URL(t.url).pathname)).toEqual([
+        '/cross-child.html',
+      ]);
+      const [viaPlaywright, viaCdp] = [await snapshot(page), await snapshot(tab.driver)];
+      expect(viaCdp.tree).toBe(viaPlaywright.tree);
+      expect(idsOf(viaCdp)).toEqual(idsOf(viaPlaywright));
+      for (const step of ['type "hello" into the Cross-origin note', 'click the Cross save button']) {
+        const a = await actOn(pw(), step);
+        const b = await actOn(tab.driver, step);
+        expect(b.success, step).toBe(true);
+        expect(actShape(b), step).toEqual(actShape(a));
+      }
+      const cross = tab.driver.frames().find((f) => f.url().includes('cross-child'))!;
+      expect(await cross.evaluate("document.getElementById('saved').textContent")).toBe('Saved: hello');
+    } finally {
+      await tab.close();
+      await isolated.close();
     }
   }, 60_000);
 });

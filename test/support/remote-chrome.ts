@@ -14,11 +14,14 @@ export interface RemoteChrome {
 /**
  * A Chromium we did not launch through Playwright, reachable only over CDP on loopback — like a
  * Browserbase or Steel session. `without` drops flags of ours it should not have (a foreign browser
- * has none of them).
+ * has none of them); `extra` adds flags of its own (site isolation, say).
  */
-export async function startRemoteChrome(without: readonly string[] = []): Promise<RemoteChrome> {
+export async function startRemoteChrome(
+  without: readonly string[] = [],
+  extra: readonly string[] = [],
+): Promise<RemoteChrome> {
   const profile = await mkdtemp(join(tmpdir(), 'bfn-remote-'));
-  const args = chromiumArgs().filter((a) => !without.includes(a));
+  const args = [...chromiumArgs().filter((a) => !without.includes(a)), ...extra];
   const chrome: ChildProcess = spawn(
     await embeddedExecutablePath(),
     [...args, '--remote-debugging-port=0', `--user-data-dir=${profile}`, 'about:blank'],
