@@ -14,7 +14,14 @@ export {
   VERIFICATION_TYPES,
   type VerificationType,
 } from './decision.ts';
+export {
+  compileJourney,
+  type ExploreResult,
+  explore,
+  type Journey,
+} from './explore.ts';
 export { addClearing, addExperiences, type ScenarioMemory } from './memory.ts';
+export { type RepairResult, repairScript } from './repair/repair.ts';
 export {
   type IterationRecord,
   MAX_ITERATIONS_PER_STEP,
