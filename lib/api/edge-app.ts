@@ -161,7 +161,11 @@ async function withDriver<T>(
   doing.what = `the browser at ${displayCdpUrl(wsUrl)}`;
   let page: Awaited<ReturnType<typeof connectCdpDriver>>;
   try {
-    page = await connectCdpDriver(wsUrl, deps.WebSocket ? { WebSocket: deps.WebSocket } : {});
+    // A caller's own browser session keeps its page across calls (as on Node); ours gives a new tab.
+    page = await connectCdpDriver(wsUrl, {
+      attach: req.cdpUrl ? 'existing' : 'new',
+      ...(deps.WebSocket ? { WebSocket: deps.WebSocket } : {}),
+    });
   } catch (err) {
     throw new OpError(
       'unreachable',
@@ -170,8 +174,9 @@ async function withDriver<T>(
   }
   const onAbort = () => void page.close();
   signal.addEventListener('abort', onAbort, { once: true });
+  let guard: EdgeGuard | undefined;
   try {
-    const guard = await guardPage(page.driver, deps.policy, deps.resolve);
+    guard = await guardPage(page.driver, deps.policy, deps.resolve);
     if (req.url) {
       doing.what = `the page ${req.url} to load`;
       await open(page.driver, guard, req.url);
@@ -185,7 +190,7 @@ async function withDriver<T>(
         const v = await checkEdgeUrl(url, deps.policy, deps.resolve);
         if (!v.ok) throw new NetworkBlockedError(v.url, v.rule, v.message);
       },
-      pageProblem: () => guard.problem(),
+      pageProblem: () => (guard as EdgeGuard).problem(),
       ...(llm ? { llm: noting(llm, doing) } : {}),
       ...(req.variables ? { variables: req.variables } : {}),
       ...(req.options ? { options: req.options } : {}),
@@ -194,6 +199,8 @@ async function withDriver<T>(
     });
   } finally {
     signal.removeEventListener('abort', onAbort);
+    // An attached session's page lives on: it must not stay paused on our Fetch hook.
+    await guard?.stop().catch(() => undefined);
     await page.close();
   }
 }

@@ -62,7 +62,8 @@ beforeAll(async () => {
     host: '127.0.0.1',
     port: 0,
     workers: [
-      worker('edge', {}),
+      // Callers may name this browser as their own session (cdpUrl) here, not on the other worker.
+      worker('edge', { BROWSERFN_CDP_ALLOW_HOSTS: `127.0.0.1:${closedPort},127.0.0.1:${chrome.port}` }),
       // The same worker with a model (the scripted one, the operator's own URL) and a short deadline.
       worker(
         'edge-model',
@@ -209,8 +210,25 @@ describe('edge worker in workerd', () => {
     expect(browser.status, JSON.stringify(browserBody)).toBe(502);
     expect(browserBody.error.message).toMatch(/could not connect to the browser at ws:\/\/127\.0\.0\.1:\d+/);
     // A browser endpoint the operator did not list: refused before any connection.
-    const unlisted = await post('/v1/observe', { cdpUrl: chrome.wsUrl });
+    const unlisted = await postModel('/v1/observe', { cdpUrl: chrome.wsUrl });
     expect(unlisted.status).toBe(403);
+  });
+
+  it('keeps a caller’s own browser session across calls (cdpUrl): what one call typed, the next ones see', async () => {
+    const typed = await post('/v1/act', {
+      cdpUrl: chrome.wsUrl,
+      url: `${site.url}/login.html`,
+      instruction: 'type "ada@example.com" into the Email field',
+    });
+    expect(typed.status, JSON.stringify(await typed.clone().json())).toBe(200);
+    const clicked = await post('/v1/act', { cdpUrl: chrome.wsUrl, instruction: 'click the Sign in button' });
+    const click = await clicked.json();
+    expect(clicked.status, JSON.stringify(click)).toBe(200);
+    expect(click.success).toBe(true);
+    const read = await post('/v1/extract', { cdpUrl: chrome.wsUrl });
+    const body = await read.json();
+    expect(read.status, JSON.stringify(body)).toBe(200);
+    expect(JSON.stringify(body.data)).toContain('Signed in as ada@example.com');
   });
 
   it('answers 504 saying what it waited for when the deadline passes', async () => {
