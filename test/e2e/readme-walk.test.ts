@@ -87,8 +87,8 @@ describe('the README, walked offline', () => {
 
   it('every walk line runs as written and does what the README says', async () => {
     const lines = walkLines(await readFile(join(repo, 'README.md'), 'utf8'));
-    // The quickstart's curl line and the offline section, at least.
-    expect(lines.length).toBeGreaterThanOrEqual(9);
+    // The quickstart's curl line and local file, the offline section and its API run, at least.
+    expect(lines.length).toBeGreaterThanOrEqual(15);
     let runId = '';
     let cliRunId = '';
     const outputs: [string, string][] = [];
@@ -107,6 +107,17 @@ describe('the README, walked offline', () => {
     }
     /** What the first walked line starting with `prefix` printed. */
     const out = (prefix: string) => outputs.find(([l]) => l.startsWith(prefix))?.[1] ?? '';
+    // The quickstart's local file: read, acted on, observed and extracted without a model.
+    expect(out('npx browserfn snapshot examples/signin.html')).toMatch(/\[\d+\] button: Sign in/);
+    expect(JSON.parse(out('npx browserfn act examples/signin.html'))).toMatchObject({
+      success: true,
+      resolvedBy: 'matcher',
+    });
+    const fields = JSON.parse(out('npx browserfn observe examples/signin.html')) as {
+      elements: { name: string }[];
+    };
+    expect(fields.elements.map((e) => e.name)).toEqual(expect.arrayContaining(['Email', 'Password']));
+    expect(out('npx browserfn extract examples/signin.html')).toContain('Sign in to the demo');
     // curl: the act on the demo sign-in page, answered without a model.
     expect(JSON.parse(out('curl -s http://127.0.0.1:8787/v1/act'))).toMatchObject({
       success: true,
@@ -125,9 +136,9 @@ describe('the README, walked offline', () => {
     expect(csv).toContain('Steel Kettle,24.9,12 in stock');
     expect(out('npx browserfn verify')).toMatch(/^ok: \d+ evidence files match the manifest/);
     expect((await stat(out('npx browserfn report').trim())).isFile()).toBe(true);
-    expect(out('npx browserfn snapshot')).toContain('Linen Tea Towel');
-    expect(out('npx browserfn extract')).toContain('Tall Mug');
-    expect(JSON.parse(out('npx browserfn act'))).toMatchObject({ success: true });
+    expect(out('npx browserfn snapshot http')).toContain('Linen Tea Towel');
+    expect(out('npx browserfn extract http')).toContain('Tall Mug');
+    expect(JSON.parse(out('npx browserfn act http'))).toMatchObject({ success: true });
     // The run started over the API opened the demo pages (the guard refused them before) and read them.
     const apiRunId = JSON.parse(out('curl -s http://127.0.0.1:8787/v1/runs -H')).runId as string;
     expect(apiRunId).not.toBe(cliRunId);
