@@ -3,9 +3,7 @@
  * secrets filled at the last moment, navigation through the guard, and the element under a pointer
  * action recorded with its locator. Failures are values, as for every action.
  */
-import type { Page } from 'playwright-core';
-import { NetworkBlockedError } from '../browser/guard.ts';
-import { guardedGoto } from '../browser/navigate.ts';
+import { asDriver, type PageInput } from '../browser/page-driver.ts';
 import {
   type CoordinateAction,
   describeCoordinateAction,
@@ -39,11 +37,12 @@ const MAX_SCROLL_PX = 20_000;
 const MAX_WAIT_MS = 10_000;
 
 export async function executeCoordinate(
-  page: Page,
+  input: PageInput,
   action: CoordinateAction,
   frame: ScreenFrame,
   ctx: CoordinateContext = {},
 ): Promise<CoordinateOutcome> {
+  const page = asDriver(input);
   const before = page.url();
   const done = (ok: boolean, message: string, extra: Partial<CoordinateOutcome> = {}): CoordinateOutcome => ({
     ok,
@@ -105,22 +104,24 @@ export async function executeCoordinate(
         return done(true, describe);
       }
       case 'wait':
-        await page.waitForTimeout(Math.max(0, Math.min(MAX_WAIT_MS, action.ms)));
+        await new Promise((r) => setTimeout(r, Math.max(0, Math.min(MAX_WAIT_MS, action.ms))));
         return done(true, describe);
       case 'screenshot':
         return done(true, describe);
       case 'goto': {
         await ctx.checkNavigation?.(action.url);
-        await guardedGoto(page, action.url, ctx.timeoutMs ?? 30_000);
+        await page.goto(action.url, { timeoutMs: ctx.timeoutMs ?? 30_000 });
         return done(true, describe);
       }
       case 'back':
-        await page.goBack({ timeout: ctx.timeoutMs ?? 30_000 }).catch(() => null);
+        await page.history('back', { timeoutMs: ctx.timeoutMs ?? 30_000 }).catch(() => false);
         return done(true, describe);
     }
   } catch (err) {
     const e = err as Error;
-    const why = e instanceof NetworkBlockedError ? `blocked: ${e.message}` : e.message.split('\n')[0];
+    // The guard's refusal (NetworkBlockedError on Node, the browser's own words over raw CDP).
+    const blocked = e.name === 'NetworkBlockedError' || /ERR_BLOCKED_BY_CLIENT/.test(e.message);
+    const why = blocked ? `blocked: ${e.message}` : e.message.split('\n')[0];
     return done(false, `${describe} failed: ${why}`);
   }
 }

@@ -2,7 +2,7 @@
  * The element under a viewport point, as a durable locator: a coordinate action is recorded with what
  * it landed on, so a computer-use run can be replayed or compiled by locator like any other run.
  */
-import type { Page } from 'playwright-core';
+import { asDriver, type PageInput } from '../browser/page-driver.ts';
 import type { DurableLocator } from '../perception/types.ts';
 
 export interface PointTarget {
@@ -117,10 +117,13 @@ function elementAtPoint(pt: { x: number; y: number }) {
   };
 }
 
-export async function targetAtPoint(page: Page, x: number, y: number): Promise<PointTarget | undefined> {
+export async function targetAtPoint(page: PageInput, x: number, y: number): Promise<PointTarget | undefined> {
   // As a string with a no-op `__name`: transpilers may wrap the nested helpers in one (see perception).
   const expression = `(() => { const __name = (f) => f; return (${elementAtPoint.toString()})(${JSON.stringify({ x, y })}); })()`;
-  const found = (await page.evaluate(expression).catch(() => undefined)) as ReturnType<typeof elementAtPoint>;
+  const found = (await asDriver(page)
+    .mainFrame()
+    .evaluate(expression)
+    .catch(() => undefined)) as ReturnType<typeof elementAtPoint>;
   if (!found) return undefined;
   return {
     locator: { xpath: found.xpath, role: found.role, name: found.name },
