@@ -151,6 +151,8 @@ export async function repairScript(input: RepairInput): Promise<RepairResult> {
   let usage = emptyUsage(llm.model);
   const iterations: RepairIteration[] = [];
   const repairs: StepRepair[] = [];
+  /** The script step of each repair, in the same order. */
+  const repairedSteps: ScriptStep[] = [];
   const outcomes = new Map<number, Outcome>(
     parsed.steps.map((s) => [s.index, s.harness ? 'harness' : 'not_run']),
   );
@@ -350,6 +352,7 @@ export async function repairScript(input: RepairInput): Promise<RepairResult> {
       );
     const review = assertionChange(ts, step, got.after);
     const applied = !review || input.allowAssertionChanges === true;
+    repairedSteps.push(step);
     repairs.push({
       step: number,
       line: step.line,
@@ -369,9 +372,7 @@ export async function repairScript(input: RepairInput): Promise<RepairResult> {
   if (!repairs.length) return end('unchanged', 'every step ran; nothing to repair');
   const script = applyEdits(
     input.source,
-    repairs
-      .filter((r) => r.applied)
-      .map((r) => ({ step: parsed.steps.find((s) => s.line === r.line && !s.harness)!, text: r.after })),
+    repairs.flatMap((r, i) => (r.applied ? [{ step: repairedSteps[i]!, text: r.after }] : [])),
   );
   // The written script must still parse.
   sourceFile(ts, script, fileName);
