@@ -1,6 +1,6 @@
 /** `browserfn judge <run-id> [--sample ID]`: the judge's verdict on a run's samples, from their evidence. */
-import { modelFor } from '../api/run-op.ts';
 import { policyFromEnv } from '../browser/guard-policy.ts';
+import { resolveModelConfig } from '../llm/config.ts';
 import { JudgeRunError, judgeRun } from '../runs/judge-run.ts';
 import { parse, UsageError } from './args.ts';
 import { CLI_TENANT, localStores } from './local-stores.ts';
@@ -14,10 +14,18 @@ export async function judgeCommand(argv: string[], out: (s: string) => void): Pr
   const runId = positionals[0];
   if (!runId) throw new UsageError('missing <run-id>');
   const { runStore, evidence, base } = localStores(flags);
-  // Without a model the rules still decide what they can; the rest reads "uncertain".
-  const llm = await modelFor(typeof flags.model === 'string' ? { model: flags.model } : {}, {
-    policy: policyFromEnv(),
-  });
+  // Without a model the rules still decide what they can; the rest reads "uncertain". The judge reads
+  // evidence only: the model SDKs (and the browser code beside them in run-op) load only for a model.
+  const choice = typeof flags.model === 'string' ? { model: flags.model } : {};
+  let configured = true;
+  try {
+    configured = resolveModelConfig(choice) !== undefined;
+  } catch {
+    // modelFor says what is wrong with it, as before.
+  }
+  const llm = configured
+    ? await (await import('../api/run-op.ts')).modelFor(choice, { policy: policyFromEnv() })
+    : undefined;
   let judged: Awaited<ReturnType<typeof judgeRun>>;
   try {
     judged = await judgeRun({ runStore, evidence, llm }, CLI_TENANT, runId, {
