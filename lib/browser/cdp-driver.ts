@@ -161,7 +161,7 @@ export class CdpPageDriver implements PageDriver, FrameHost {
       const info = p.targetInfo as { type: string; targetId: string };
       const child = new CdpSession(c, p.sessionId as string);
       if (info.type === 'iframe') void this.#prepare(child, true).catch(() => undefined);
-      else child.send('Runtime.runIfWaitingForDebugger').catch(() => undefined);
+      else void this.#prepareWorker(child).catch(() => undefined);
     });
     c.on('Target.detachedFromTarget', (p, sid) => {
       if (p.sessionId === this.session.id) {
@@ -228,6 +228,16 @@ export class CdpPageDriver implements PageDriver, FrameHost {
       await this.mainFrame()
         .evaluate(INIT_SCRIPT)
         .catch(() => undefined);
+  }
+
+  /**
+   * A worker of the page: its requests leave from its own target, so the guard's hook is put on it
+   * too before it runs a line. It has no frames and no page events.
+   */
+  async #prepareWorker(s: CdpSession): Promise<void> {
+    this.#sessions.set(s.id, s);
+    if (this.#hook) await s.send('Fetch.enable', { patterns: [{ urlPattern: '*' }] }).catch(() => undefined);
+    await s.send('Runtime.runIfWaitingForDebugger');
   }
 
   #ensureFrame(f: FrameTree['frame'], s: CdpSession): CdpFrame {
@@ -435,7 +445,14 @@ export class CdpPageDriver implements PageDriver, FrameHost {
 
   async addBinding(name: string, onCall: (payload: string) => void): Promise<void> {
     this.#bindings.set(name, onCall);
-    await Promise.all([...this.#sessions.values()].map((s) => s.send('Runtime.addBinding', { name })));
+    await Promise.all(
+      [...this.#sessions.values()].map((s) =>
+        // A frame or worker going away meanwhile must not fail the page's own binding.
+        s === this.session
+          ? s.send('Runtime.addBinding', { name })
+          : s.send('Runtime.addBinding', { name }).catch(() => undefined),
+      ),
+    );
   }
 
   onChange(listener: (change: PageChange) => void): () => void {
@@ -445,8 +462,13 @@ export class CdpPageDriver implements PageDriver, FrameHost {
 
   async interceptRequests(hook: RequestHook): Promise<() => Promise<void>> {
     this.#hook = hook;
+    const enable = (s: CdpSession) => s.send('Fetch.enable', { patterns: [{ urlPattern: '*' }] });
+    // The page's own session must take the hook (else the call fails); a frame or worker that is
+    // going away may not, and its requests go with it.
     await Promise.all(
-      [...this.#sessions.values()].map((s) => s.send('Fetch.enable', { patterns: [{ urlPattern: '*' }] })),
+      [...this.#sessions.values()].map((s) =>
+        s === this.session ? enable(s) : enable(s).catch(() => undefined),
+      ),
     );
     return async () => {
       this.#hook = undefined;

@@ -207,6 +207,19 @@ describe('raw CDP driver vs Playwright driver', () => {
       expect(site.hits.slice(hits)).not.toContain('/signup.html');
       // The browser shows its own error page in its place (as under Playwright), never the refused one.
       expect(cdp.driver.url()).not.toContain('/signup.html');
+      // A worker's requests are the page's too.
+      await cdp.driver.goto(`${site.url}/login.html`, { timeoutMs: 30_000 });
+      const fromWorker = await cdp.driver.mainFrame().call(
+        (url: string) =>
+          new Promise<string>((resolve) => {
+            const src = `fetch(${JSON.stringify(url)}).then((r) => postMessage('got ' + r.status), () => postMessage('refused'))`;
+            const worker = new Worker(URL.createObjectURL(new Blob([src], { type: 'text/javascript' })));
+            worker.onmessage = (e) => resolve(String(e.data));
+          }),
+        `${site.url}/signup.html?from=worker`,
+      );
+      expect(fromWorker).toBe('refused');
+      expect(site.hits).not.toContain('/signup.html?from=worker');
     } finally {
       await off();
     }
