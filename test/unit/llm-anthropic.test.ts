@@ -83,8 +83,9 @@ describe('Anthropic client through the real SDK', () => {
     expect(auth).toBeInstanceOf(LlmError);
     expect(auth).toMatchObject({ kind: 'auth', status: 401 });
     expect(llm.requests).toHaveLength(1);
-    llm.setHandler(() => ({ delayMs: 200, reply: { json: { elementId: 1, reason: 'late' } } }));
-    const slow = await failure(createLlmClient(anthropic({ timeoutMs: 50, maxRetries: 1 })).generate(ask));
+    // A timeout long enough for each request to reach the server on a busy machine, a reply far later.
+    llm.setHandler(() => ({ delayMs: 5000, reply: { json: { elementId: 1, reason: 'late' } } }));
+    const slow = await failure(createLlmClient(anthropic({ timeoutMs: 1000, maxRetries: 1 })).generate(ask));
     expect(slow.kind).toBe('timeout');
     expect(llm.requests).toHaveLength(3);
   });

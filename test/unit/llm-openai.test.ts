@@ -96,17 +96,18 @@ describe('OpenAI client through the real SDK', () => {
   it('retries a 500, then a timeout, then succeeds', async () => {
     llm.push(
       { status: 500 },
-      { delayMs: 400, reply: { json: { elementId: 1, reason: 'late' } } },
+      { delayMs: 6000, reply: { json: { elementId: 1, reason: 'late' } } },
       { json: { elementId: 2, reason: 'ok' } },
     );
-    const res = await createLlmClient(openai({ timeoutMs: 150 })).generate(ask);
+    // The timeout leaves a busy machine time to answer the quick replies; the slow one is far past it.
+    const res = await createLlmClient(openai({ timeoutMs: 2000 })).generate(ask);
     expect(res.value.elementId).toBe(2);
     expect(llm.requests).toHaveLength(3);
   });
 
   it('gives up with the last error kind when retries run out', async () => {
-    llm.setHandler(() => ({ delayMs: 200, reply: { json: { elementId: 1, reason: 'late' } } }));
-    const err = await failure(createLlmClient(openai({ timeoutMs: 50, maxRetries: 1 })).generate(ask));
+    llm.setHandler(() => ({ delayMs: 5000, reply: { json: { elementId: 1, reason: 'late' } } }));
+    const err = await failure(createLlmClient(openai({ timeoutMs: 1000, maxRetries: 1 })).generate(ask));
     expect(err).toBeInstanceOf(LlmError);
     expect(err.kind).toBe('timeout');
     expect(llm.requests).toHaveLength(2);
