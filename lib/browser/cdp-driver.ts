@@ -7,6 +7,7 @@
  */
 import { CdpElement, CdpFrame, type FrameHost } from './cdp-frame.ts';
 import { CdpKeyboard, CdpMouse } from './cdp-input.ts';
+import { CdpLoads } from './cdp-loads.ts';
 import { type CdpConnection, CdpSession } from './cdp-session.ts';
 import {
   CLICK_LISTENER_HOOK,
@@ -24,9 +25,6 @@ interface FrameTree {
   childFrames?: FrameTree[];
 }
 
-// Streams never finish by design (as in settle.ts): they do not make a page busy.
-const LONG_LIVED = new Set(['WebSocket', 'EventSource', 'Manifest', 'Other', 'Ping', 'CSPViolationReport']);
-const isLongPoll = (url: string) => /[?&](poll|longpoll|stream)=|\/(poll|stream|events|sse)\b/i.test(url);
 const QUIET_FOR = `(() => { ${MUTATION_CLOCK}; return performance.now() - globalThis.__bfnLastMutation; })()`;
 const INIT_SCRIPT = `${NAME_SHIM};\n${SHADOW_ROOT_HOOK}\n${CLICK_LISTENER_HOOK}\n${MUTATION_CLOCK};\n${NAV_INTENT};\n${NO_WEBRTC};`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -45,11 +43,8 @@ export class CdpPageDriver implements PageDriver, FrameHost {
   #mainId = '';
   #sessions = new Map<string, CdpSession>();
   /** The main frame's current document: its loader and the lifecycle events it fired. */
-  #loader = { id: '', events: new Set<string>() };
-  #loadWaiters = new Set<() => void>();
-  #inflight = new Map<string, string>();
+  #loads = new CdpLoads();
   #listeners = new Set<(c: PageChange) => void>();
-  #navListeners = new Set<(e: P) => void>();
   #bindings = new Map<string, (payload: string) => void>();
   #hook: RequestHook | undefined;
   #closed = false;
@@ -103,12 +98,7 @@ export class CdpPageDriver implements PageDriver, FrameHost {
     });
     c.on('Page.lifecycleEvent', (p, sid) => {
       if (sid !== this.session.id || p.frameId !== this.#mainId) return;
-      if (p.name === 'init') {
-        this.#loader = { id: p.loaderId as string, events: new Set() };
-        for (const [rid, loader] of this.#inflight)
-          if (loader !== this.#loader.id) this.#inflight.delete(rid);
-      } else if (p.loaderId === this.#loader.id) this.#loader.events.add(p.name as string);
-      for (const w of [...this.#loadWaiters]) w();
+      this.#loads.lifecycle(p);
     });
     c.on('Page.javascriptDialogOpening', (p, sid) => {
       if (!mine(sid)) return;
@@ -138,20 +128,16 @@ export class CdpPageDriver implements PageDriver, FrameHost {
     });
     c.on('Network.requestWillBeSent', (p, sid) => {
       if (!mine(sid)) return;
-      for (const l of this.#navListeners) l(p);
-      const url = (p.request as { url: string }).url;
-      if (!LONG_LIVED.has(p.type as string) && !isLongPoll(url))
-        this.#inflight.set(p.requestId as string, p.loaderId as string);
+      this.#loads.requestSent(p);
     });
     const done = (p: P, sid: string | undefined) => {
       if (!mine(sid)) return;
-      this.#inflight.delete(p.requestId as string);
-      for (const l of this.#navListeners) l(p);
+      this.#loads.requestDone(p);
     };
     c.on('Network.loadingFinished', done);
     c.on('Network.loadingFailed', done);
     c.on('Network.responseReceived', (p, sid) => {
-      if (mine(sid)) for (const l of this.#navListeners) l(p);
+      if (mine(sid)) this.#loads.responded(p);
     });
     c.on('Fetch.requestPaused', (p, sid) => {
       if (mine(sid)) void this.#paused(this.#sessions.get(sid!)!, p);
@@ -218,7 +204,7 @@ export class CdpPageDriver implements PageDriver, FrameHost {
     walk(frameTree);
     if (!iframe) {
       this.#mainId = frameTree.frame.id;
-      this.#loader = { id: frameTree.frame.loaderId, events: new Set(['DOMContentLoaded', 'load']) };
+      this.#loads.start(frameTree.frame.loaderId);
     }
     // Runtime.enable reports the contexts that exist now: the frames must be known first.
     sends.push(s.send('Runtime.enable'));
@@ -310,26 +296,6 @@ export class CdpPageDriver implements PageDriver, FrameHost {
     return out;
   }
 
-  #waitLoader(
-    until: (l: { id: string; events: Set<string> }) => boolean,
-    timeoutMs: number,
-  ): Promise<boolean> {
-    if (until(this.#loader)) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const check = () => {
-        if (!until(this.#loader)) return;
-        finish(true);
-      };
-      const finish = (ok: boolean) => {
-        clearTimeout(timer);
-        this.#loadWaiters.delete(check);
-        resolve(ok);
-      };
-      const timer = setTimeout(() => finish(false), timeoutMs);
-      this.#loadWaiters.add(check);
-    });
-  }
-
   async goto(url: string, options: { timeoutMs: number; waitUntil?: LoadState }): Promise<void> {
     const event = options.waitUntil === 'load' ? 'load' : 'DOMContentLoaded';
     const res = await this.session.send<{ loaderId?: string; errorText?: string }>('Page.navigate', { url });
@@ -337,12 +303,12 @@ export class CdpPageDriver implements PageDriver, FrameHost {
     // No loader: a same-document navigation (a hash), already done.
     if (!res.loaderId) return;
     const loader = res.loaderId;
-    const ok = await this.#waitLoader((l) => l.id === loader && l.events.has(event), options.timeoutMs);
+    const ok = await this.#loads.waitFor((l) => l.id === loader && l.events.has(event), options.timeoutMs);
     if (!ok) throw timeoutError(options.timeoutMs, `navigating to "${url}"`);
   }
 
   async history(move: 'back' | 'forward' | 'reload', options: { timeoutMs: number }): Promise<boolean> {
-    const before = this.#loader.id;
+    const before = this.#loads.loader.id;
     if (move === 'reload') await this.session.send('Page.reload');
     else {
       const h = await this.session.send<{ currentIndex: number; entries: { id: number }[] }>(
@@ -352,59 +318,17 @@ export class CdpPageDriver implements PageDriver, FrameHost {
       if (!entry) return false;
       await this.session.send('Page.navigateToHistoryEntry', { entryId: entry.id });
     }
-    await this.#waitLoader((l) => l.id !== before && l.events.has('DOMContentLoaded'), options.timeoutMs);
+    await this.#loads.waitFor((l) => l.id !== before && l.events.has('DOMContentLoaded'), options.timeoutMs);
     return true;
   }
 
   waitForLoad(state: LoadState, timeoutMs: number): Promise<boolean> {
     const event = state === 'load' ? 'load' : 'DOMContentLoaded';
-    return this.#waitLoader((l) => l.events.has(event), timeoutMs);
+    return this.#loads.waitFor((l) => l.events.has(event), timeoutMs);
   }
 
   watchNavigation(): NavigationWatch {
-    let request: string | undefined;
-    let target: string | undefined;
-    let answered = false;
-    let signal: () => void = () => undefined;
-    let onAnswer: () => void = () => undefined;
-    const seen = new Promise<void>((r) => {
-      signal = r;
-    });
-    const listener = (p: P) => {
-      if (!request) {
-        if (p.type === 'Document' && p.frameId === this.#mainId && p.requestId === p.loaderId) {
-          request = p.requestId as string;
-          target = (p.request as { url: string }).url;
-          signal();
-        }
-      } else if (p.requestId === request && !p.request) {
-        answered = true;
-        onAnswer();
-      }
-    };
-    this.#navListeners.add(listener);
-    return {
-      seen,
-      started: () => request !== undefined,
-      target: () => target,
-      arrive: async (timeoutMs: number) => {
-        if (!request) return;
-        const loader = request;
-        const arrived = new Promise<void>((r) => {
-          onAnswer = r;
-          if (answered) r();
-        });
-        const gotAnswer = await Promise.race([arrived.then(() => true), sleep(timeoutMs).then(() => false)]);
-        if (!gotAnswer) return;
-        await this.#waitLoader(
-          (l) => l.id === loader && l.events.has('DOMContentLoaded'),
-          Math.min(timeoutMs, 2000),
-        );
-      },
-      stop: () => {
-        this.#navListeners.delete(listener);
-      },
-    };
+    return this.#loads.watchNavigation(() => this.#mainId);
   }
 
   async screenshot(): Promise<Uint8Array> {
@@ -417,11 +341,11 @@ export class CdpPageDriver implements PageDriver, FrameHost {
 
   async loadedAndIdle(timeoutMs: number): Promise<boolean> {
     await this.waitForLoad('domcontentloaded', timeoutMs);
-    return this.#inflight.size === 0;
+    return this.#loads.inflight === 0;
   }
 
   loadedAndIdleNow(): boolean {
-    return this.#loader.events.has('DOMContentLoaded') && this.#inflight.size === 0;
+    return this.#loads.loader.events.has('DOMContentLoaded') && this.#loads.inflight === 0;
   }
 
   async settle(
@@ -436,7 +360,7 @@ export class CdpPageDriver implements PageDriver, FrameHost {
       const since = await this.mainFrame()
         .evaluate<number>(QUIET_FOR)
         .catch(() => 0);
-      const busy = this.#inflight.size > 0;
+      const busy = this.#loads.inflight > 0;
       if (!busy && since >= quietMs) return { quiet: true, ms: Math.round(elapsed) };
       if (elapsed >= timeoutMs) return { quiet: false, ms: Math.round(elapsed) };
       await sleep(Math.min(busy ? 25 : Math.max(10, quietMs - since), timeoutMs - elapsed));

@@ -124,6 +124,17 @@ describe('raw CDP driver vs Playwright driver', () => {
     const [textA, textB] = [await extractOn(pw()), await extractOn(cdp.driver)];
     expect(textB.data).toEqual(textA.data);
     expect(JSON.stringify(textB.data)).toContain('Signed in as ada@example.com');
+
+    // A link that loads a new page: the act returns once the new document is there, on both.
+    const [goA, goB] = [
+      await actOn(pw(), 'click the Create an account link'),
+      await actOn(cdp.driver, 'click the Create an account link'),
+    ];
+    expect(actShape(goB)).toEqual(actShape(goA));
+    expect(goB.url).toBe(`${site.url}/signup.html`);
+    expect((await observeOn(cdp.driver, 'the Work email field')).elements.map((e) => e.name)).toEqual([
+      'Work email',
+    ]);
   }, 60_000);
 
   it('acts and extracts the same with the scripted model, inside a cross-origin iframe too', async () => {
