@@ -78,6 +78,13 @@ export class CdpPageDriver implements PageDriver, FrameHost {
         );
       this.#emit('frame-attached');
     });
+    c.on('Page.navigatedWithinDocument', (p, sid) => {
+      if (!mine(sid)) return;
+      // pushState or a hash: the same document at a new URL.
+      const frame = this.#frames.get(p.frameId as string);
+      if (frame) frame.frameUrl = p.url as string;
+      if (p.frameId === this.#mainId) this.#loads.movedWithinDocument();
+    });
     c.on('Page.frameNavigated', (p, sid) => {
       if (!mine(sid)) return;
       const f = p.frame as FrameTree['frame'];
@@ -309,6 +316,7 @@ export class CdpPageDriver implements PageDriver, FrameHost {
 
   async history(move: 'back' | 'forward' | 'reload', options: { timeoutMs: number }): Promise<boolean> {
     const before = this.#loads.loader.id;
+    const moves = this.#loads.withinDocument;
     if (move === 'reload') await this.session.send('Page.reload');
     else {
       const h = await this.session.send<{ currentIndex: number; entries: { id: number }[] }>(
@@ -318,7 +326,11 @@ export class CdpPageDriver implements PageDriver, FrameHost {
       if (!entry) return false;
       await this.session.send('Page.navigateToHistoryEntry', { entryId: entry.id });
     }
-    await this.#loads.waitFor((l) => l.id !== before && l.events.has('DOMContentLoaded'), options.timeoutMs);
+    // A new document, or (back to a hash or a pushState entry) the same one at another URL.
+    await this.#loads.waitFor(
+      (l) => (l.id !== before && l.events.has('DOMContentLoaded')) || this.#loads.withinDocument !== moves,
+      options.timeoutMs,
+    );
     return true;
   }
 

@@ -36,6 +36,15 @@ export class CdpLoads {
     for (const w of [...this.#waiters]) w();
   }
 
+  /** Same-document moves of the main frame (history.pushState, a hash): no new loader. */
+  withinDocument = 0;
+
+  /** `Page.navigatedWithinDocument` of the main frame. */
+  movedWithinDocument(): void {
+    this.withinDocument++;
+    for (const w of [...this.#waiters]) w();
+  }
+
   requestSent(p: P): void {
     for (const l of this.#watchers) l(p);
     const url = (p.request as { url: string }).url;

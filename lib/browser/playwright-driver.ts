@@ -165,8 +165,10 @@ class PlaywrightDriver implements PageDriver {
       await this.page.reload(opts);
       return true;
     }
+    const before = this.page.url();
     const res = move === 'back' ? await this.page.goBack(opts) : await this.page.goForward(opts);
-    return res !== null;
+    // Playwright answers null for a same-document move (pushState, a hash) too: it moved all the same.
+    return res !== null || this.page.url() !== before;
   }
   waitForLoad(state: LoadState, timeoutMs: number): Promise<boolean> {
     return this.page.waitForLoadState(state, { timeout: timeoutMs }).then(

@@ -202,6 +202,18 @@ describe('raw CDP driver vs Playwright driver', () => {
     });
   }, 60_000);
 
+  it('follows same-document moves (pushState) and goes back over them as Playwright does', async () => {
+    await openBoth('/login.html');
+    for (const d of [pw(), cdp.driver])
+      await d.mainFrame().evaluate("history.pushState({}, '', '/login.html?step=2')");
+    expect(cdp.driver.url()).toBe(`${site.url}/login.html?step=2`);
+    expect(cdp.driver.url()).toBe(page.url());
+    const [a, b] = [await actOn(pw(), { method: 'back' }), await actOn(cdp.driver, { method: 'back' })];
+    expect(actShape(b)).toEqual(actShape(a));
+    expect(b.url).toBe(`${site.url}/login.html`);
+    expect(b.message).toBe('went back');
+  }, 60_000);
+
   it('puts every request to the guard hook first: a refused page fails as blocked, nothing of it loads', async () => {
     const seen: string[] = [];
     const off = await cdp.driver.interceptRequests((r) => {
