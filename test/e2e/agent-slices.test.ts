@@ -95,6 +95,7 @@ describe('agent slices', () => {
     });
   });
 
+  // A child process on tsx, a fresh browser and a resume: minutes on a machine running two suites.
   it('resumes a killed slice from its checkpoint: saved steps are not redone and the result is written once', async () => {
     const root = await tempRoot();
     let killAt: (() => void) | undefined;
@@ -174,5 +175,5 @@ describe('agent slices', () => {
     expect(llm.requests.slice(seen).filter(isDecision)).toHaveLength(2);
     const result = await env.runStore.getResult('t', 'kill', 'k');
     expect(result?.data).toEqual({ items: ['one', 'two', 'three'] });
-  });
+  }, 180_000);
 });

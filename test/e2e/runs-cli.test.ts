@@ -55,7 +55,13 @@ const env = () => ({
   BROWSERFN_MODEL: 'openai/gpt-4.1-mini',
 });
 
-function start(args: string[]): { child: ChildProcess; stdout: () => string; exit: Promise<number | null> } {
+interface Started {
+  child: ChildProcess;
+  stdout: () => string;
+  exit: Promise<number | null>;
+}
+
+function start(args: string[]): Started {
   // Its own process group, so a kill takes its Chromium down with it, as a machine loss would.
   const child = spawn(process.execPath, ['bin/browserfn.js', ...args], { env: env(), detached: true });
   let out = '';
@@ -69,12 +75,18 @@ function start(args: string[]): { child: ChildProcess; stdout: () => string; exi
   return { child, stdout: () => out, exit };
 }
 
-async function until<T>(fn: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
+/** Polls `fn` until it answers; fails at once, with what the CLI printed, if the CLI `p` exits first. */
+async function until<T>(fn: () => Promise<T | undefined>, p?: Started, ms = 120_000): Promise<T> {
   const end = Date.now() + ms;
+  let exited = false;
+  void p?.exit.then(() => {
+    exited = true;
+  });
   for (;;) {
     const v = await fn();
     if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('timed out waiting');
+    if (exited) throw new Error(`the CLI exited before it got there:\n${p!.stdout()}`);
+    if (Date.now() > end) throw new Error(`timed out waiting; the CLI printed:\n${p?.stdout() ?? ''}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -88,14 +100,24 @@ async function results(runId: string): Promise<Map<string, string>> {
   return out;
 }
 
-/** Runs the CLI until `atLeast` results exist, then SIGKILLs it and its browser. */
+/**
+ * Runs the CLI until `atLeast` results exist, then SIGKILLs it and its browser — also when the wait
+ * fails, so no run is left asking the model during the next test.
+ */
 async function runAndKill(args: string[], atLeast: number, runId?: string): Promise<string> {
   const p = start(args);
-  const id = runId ?? (await until(async () => /run (\S+) started/.exec(p.stdout())?.[1]));
-  await until(async () => ((await results(id)).size >= atLeast ? true : undefined));
-  process.kill(-p.child.pid!, 'SIGKILL');
-  await p.exit;
-  return id;
+  try {
+    const id = runId ?? (await until(async () => /run (\S+) started/.exec(p.stdout())?.[1], p));
+    await until(async () => ((await results(id)).size >= atLeast ? true : undefined), p);
+    return id;
+  } finally {
+    try {
+      process.kill(-p.child.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    await p.exit;
+  }
 }
 
 describe('browserfn run: SIGKILL, then resume; verify', () => {
@@ -161,7 +183,7 @@ describe('browserfn run: SIGKILL, then resume; verify', () => {
     expect(tampered.stdout()).toMatch(
       /^TAMPERED: entry \d+ \(local\/run_[^/]+\/samples\/item-c\/01_page\.jpg\): file edited/,
     );
-  }, 240_000);
+  }, 480_000);
 
   it('a dead link fails with its reason on its line, without asking the model; the run exits 1', async () => {
     await writeFile(
