@@ -3,8 +3,10 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Generous on purpose: a test that launches a CLI process and its Chromium twice took over 60 s
+    // with a second copy of the suite running beside it. A passing test is not slowed by this.
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
     // Each file launches its own Chromium; two cores do not take more than two at once.
     maxWorkers: 2,
     fileParallelism: true,
