@@ -179,6 +179,15 @@ async function pace(
   }
 }
 
+/**
+ * A result's usage from a sample's last state (a crash record, a lost result write): its totals,
+ * steps, and the mode its task ran in, so the run's tokens by mode count it where it was spent.
+ */
+function usageFromState(s: SliceState): JsonObject {
+  const mode = s.task?.mode;
+  return { ...s.usage, steps: s.step, ...(mode ? { mode } : {}) } as unknown as JsonObject;
+}
+
 /** The result of a state that ended but whose result write was lost (a kill between the two). */
 async function writeResultFromState(deps: RunDeps, s: SliceState): Promise<void> {
   await deps.runStore.putResult({
@@ -188,7 +197,7 @@ async function writeResultFromState(deps: RunDeps, s: SliceState): Promise<void>
     status: s.status as SampleStatus,
     reason: s.reason ?? '',
     data: s.data,
-    usage: { ...s.usage, steps: s.step } as unknown as JsonObject,
+    usage: usageFromState(s),
     evidence: s.evidence,
     writtenAt: new Date().toISOString(),
   });
@@ -225,7 +234,7 @@ export function runHandlers(deps: RunDeps) {
       reason,
       // What the agent had gathered before the crash is kept.
       data: s?.data ?? null,
-      usage: (s ? { ...s.usage, steps: s.step } : {}) as JsonObject,
+      usage: s ? usageFromState(s) : {},
       evidence: s?.evidence ?? [],
       writtenAt: new Date().toISOString(),
     });

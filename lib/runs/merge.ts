@@ -31,7 +31,8 @@ export interface RunTotals {
   sampleMs: number;
   /**
    * Tokens by what they were spent on: the agent (a fallback included), one-read extraction,
-   * computer use, a workflow's AI nodes, and heals of workflow steps. A mode nothing was spent on is absent.
+   * computer use, scenario steps, a workflow's AI nodes, and heals of workflow steps. A mode nothing
+   * was spent on is absent.
    */
   tokensByMode?: Partial<Record<TokenMode, { promptTokens: number; completionTokens: number }>>;
   /** The judge's verdicts, when it ruled on the run. */
@@ -40,9 +41,12 @@ export interface RunTotals {
 
 const num = (v: Json | undefined) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
-export type TokenMode = 'agent' | 'extract' | 'cua' | 'workflow' | 'heal';
+export type TokenMode = 'agent' | 'extract' | 'cua' | 'scenario' | 'workflow' | 'heal';
 
-/** Adds one result's tokens to `into`, split by mode (a workflow sample's `paid` list says why). */
+/**
+ * Adds one result's tokens to `into`, split by mode (a workflow sample's `paid` list says why, and
+ * what its total holds beyond that list was the workflow's own; a usage naming no mode is the agent's).
+ */
 export function addTokensByMode(
   into: NonNullable<RunTotals['tokensByMode']>,
   usage: ResultRecord['usage'],
@@ -56,16 +60,22 @@ export function addTokensByMode(
   };
   const mode = usage.mode;
   if (mode !== 'workflow') {
-    const m: TokenMode = mode === 'extract' || mode === 'cua' ? mode : 'agent';
+    const m: TokenMode = mode === 'extract' || mode === 'cua' || mode === 'scenario' ? mode : 'agent';
     add(m, num(usage.promptTokens), num(usage.completionTokens));
     return;
   }
+  let restP = num(usage.promptTokens);
+  let restC = num(usage.completionTokens);
   const paid = Array.isArray(usage.paid) ? usage.paid : [];
   for (const entry of paid) {
     if (!entry || typeof entry !== 'object' || Array.isArray(entry)) continue;
     const why = entry.reason === 'heal' ? 'heal' : entry.reason === 'fallback' ? 'agent' : 'workflow';
     add(why, num(entry.promptTokens), num(entry.completionTokens));
+    restP -= num(entry.promptTokens);
+    restC -= num(entry.completionTokens);
   }
+  // A crash record keeps the tokens spent but no paid list: they were the workflow's.
+  add('workflow', Math.max(0, restP), Math.max(0, restC));
 }
 
 /** Totals from the samples and the results written so far (pure). */

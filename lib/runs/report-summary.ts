@@ -1,7 +1,7 @@
 /**
  * What a person scans first in a run report (issue 23 item 9, issue 28 item 6): the goal and spec,
  * counts by status as a bar chart, failures grouped by their reason, tokens and cost by what paid for
- * them (agent / extract / workflow / heal / fallback), the heals, which workflow version each sample
+ * them (agent / extract / cua / scenario / workflow / heal / fallback), the heals, which workflow version each sample
  * ran — and, for the sample table, one column per output field with readable cells. Pure: it reads
  * run and result records (the per-sample usage contract of workflow runs: `mode`, `workflow`,
  * `heals`, `paid`, `fallback`) and returns data or HTML; report.ts does the reading and the page.
@@ -15,7 +15,10 @@ export interface SummarySample {
   result?: ResultRecord;
 }
 
-export type PaidMode = 'agent' | 'extract' | 'cua' | 'workflow' | 'heal' | 'fallback';
+export type PaidMode = 'agent' | 'extract' | 'cua' | 'scenario' | 'workflow' | 'heal' | 'fallback';
+
+/** The modes a sample runs in, as its usage names them; anything else is the agent's. */
+const SAMPLE_MODES: readonly PaidMode[] = ['agent', 'extract', 'cua', 'scenario', 'workflow'];
 
 export interface ModeCost {
   mode: PaidMode;
@@ -97,7 +100,7 @@ export function groupFailures(samples: SummarySample[]): FailureGroup[] {
 export function sampleMode(result: ResultRecord | undefined, specMode: string): PaidMode {
   const m = result?.usage.mode;
   const mode = typeof m === 'string' ? m : specMode;
-  return mode === 'extract' || mode === 'cua' || mode === 'workflow' ? mode : 'agent';
+  return SAMPLE_MODES.find((k) => k === mode) ?? 'agent';
 }
 
 interface Paid {
@@ -117,7 +120,7 @@ function paidOf(usage: JsonObject): Paid[] {
 }
 
 /**
- * Tokens and cost by what paid for them. An agent / extract / cua sample's total goes to its mode; a
+ * Tokens and cost by what paid for them. An agent / extract / cua / scenario sample's total goes to its mode; a
  * workflow sample's `paid` entries go to heal, fallback, or workflow (its AI nodes), and whatever its
  * total holds beyond them to workflow. A sample's cost is shared out in proportion to tokens.
  */
@@ -177,7 +180,7 @@ export function costsByMode(samples: SummarySample[], specMode: string): ModeCos
       share(Math.max(0, restP + restC)),
     );
   }
-  const order: PaidMode[] = ['agent', 'extract', 'cua', 'workflow', 'heal', 'fallback'];
+  const order: PaidMode[] = [...SAMPLE_MODES, 'heal', 'fallback'];
   return order.flatMap((m) => {
     const r = rows.get(m);
     if (!r) return [];

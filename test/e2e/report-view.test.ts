@@ -1,6 +1,6 @@
 /**
  * The report worth sharing and `workflow show`, opened in real Chromium (issue 23 item 9, issue 28
- * item 6): a run of agent, extract and workflow samples planted in the stores (screenshots rendered
+ * item 6): a run of agent, extract, workflow and scenario samples planted in the stores (screenshots rendered
  * by the browser) is served by the API; its report opens through a signed link with no header, and
  * shows the chart, failures grouped, tokens by mode, heals, per-field columns and screenshots; a
  * rendered screenshot of it is not blank; expired, tampered and other-run links are refused. The
@@ -134,7 +134,7 @@ describe('the run report', () => {
         })),
       );
       const bar = Object.fromEntries(bars.map((b) => [b.status, b]));
-      expect(bar.done?.count).toBe(5);
+      expect(bar.done?.count).toBe(6);
       expect(bar.failed?.count).toBe(3);
       expect(bar.done!.width).toBeGreaterThan(bar.failed!.width);
       expect(bar.failed!.width).toBeGreaterThan(0);
@@ -155,7 +155,8 @@ describe('the run report', () => {
         ['1', 'the agent gave up: a captcha blocks the page', 'agent2'],
       ]);
 
-      // Tokens and cost by what paid for them.
+      // Tokens and cost by what paid for them; the run's totals hold every sample's.
+      expect(await page.textContent('#total-tokens')).toBe('13580');
       const costs = await page
         .locator('#costs tr.mode-cost')
         .evaluateAll((rows) =>
@@ -168,6 +169,8 @@ describe('the run report', () => {
       expect(costs).toEqual([
         ['agent', '7400', '$0.0140'],
         ['extract', '1280', '$0.0020'],
+        // A scenario sample's tokens are its own mode's, not the agent's.
+        ['scenario', '760', '$0.0012'],
         ['workflow', '0', '$0.0000'],
         ['heal', '940', '$0.0015'],
         ['fallback', '3200', '$0.0060'],
@@ -182,7 +185,8 @@ describe('the run report', () => {
 
       // One column per output field, readable cells, long text clipped with the whole of it kept.
       const heads = await page.locator('thead th.field').allTextContents();
-      expect(heads).toEqual(['name', 'price', 'notes']);
+      expect(heads.slice(0, 4)).toEqual(['name', 'price', 'notes', 'scenario']);
+      expect(await page.textContent('tr[data-sample=sc1] td[data-field=verificationsPassed]')).toBe('2');
       expect(await page.textContent('tr[data-sample=ex1] td[data-field=name]')).toBe('Red lamp');
       expect(await page.textContent('tr[data-sample=wf2] td[data-field=price]')).toBe('$25.00');
       const notes = page.locator('tr[data-sample=ex1] td[data-field=notes] details.clip');

@@ -1,5 +1,5 @@
 /**
- * The run test/e2e/report-view.test.ts opens: agent, extract and workflow samples as their slices
+ * The run test/e2e/report-view.test.ts opens: agent, extract, workflow and scenario samples as their slices
  * leave them (results with the per-sample usage contract, screenshots rendered by Chromium, a workflow
  * sample's checkpoint with its node results and heal), and the workflow they ran.
  */
@@ -126,6 +126,21 @@ export const SAMPLES: Planted[] = [
     data: null,
     usage: { mode: 'extract', promptTokens: 0, completionTokens: 0, costUsd: 0 },
     shots: [['01_page.jpg', page('Error', '#eeeeee')]],
+  },
+  {
+    id: 'sc1',
+    status: 'done',
+    reason: 'scenario passed: 2 steps, 2 verifications',
+    data: {
+      scenario: 'passed',
+      failedStep: null,
+      stepsCompleted: 2,
+      steps: 2,
+      verificationsPassed: 2,
+      verificationsFailed: 0,
+    },
+    usage: { mode: 'scenario', promptTokens: 700, completionTokens: 60, costUsd: 0.0012, steps: 2 },
+    shots: [['step_2_end.png', page('Notes: Tea', '#f3e5f5')]],
   },
   {
     id: 'wf1',

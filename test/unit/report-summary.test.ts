@@ -5,12 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { reportLinkAuth, signReportToken, verifyReportToken } from '../../lib/api/report-link.ts';
+import { totalsOf } from '../../lib/runs/merge.ts';
 import {
   costsByMode,
   fieldCell,
   groupFailures,
   normaliseReason,
   outputFields,
+  renderSummary,
   summarizeRun,
 } from '../../lib/runs/report-summary.ts';
 import type { JsonObject, ResultRecord, RunRecord, SampleRecord } from '../../lib/store/ports.ts';
@@ -140,6 +142,53 @@ describe('report summary', () => {
       promptTokens: 200,
       completionTokens: 100,
       costUsd: 0.003,
+    });
+  });
+
+  it("counts a scenario sample's tokens as scenario, never as agent: in the report and in the run's totals", () => {
+    const scenarioRun: RunRecord = { ...run, spec: { goal: 'Add a note', mode: 'scenario' } };
+    const samples = [
+      {
+        sample: sample('s1'),
+        result: result('s1', 'done', 'scenario passed', {
+          mode: 'scenario',
+          promptTokens: 600,
+          completionTokens: 50,
+          costUsd: 0.002,
+        }),
+      },
+      // A crash record from before results carried the mode: the run's spec says which it was.
+      {
+        sample: sample('s2', 'failed'),
+        result: result('s2', 'failed', 'crashed', {
+          promptTokens: 300,
+          completionTokens: 25,
+          costUsd: 0.001,
+        }),
+      },
+    ];
+    const costs = summarizeRun(scenarioRun, samples).costs;
+    expect(costs).toEqual([
+      { mode: 'scenario', samples: 2, promptTokens: 900, completionTokens: 75, costUsd: 0.003 },
+    ]);
+    const html = renderSummary(summarizeRun(scenarioRun, samples));
+    expect(html).toContain('<tr class="mode-cost" data-mode="scenario"><td>scenario</td><td>2</td>');
+    expect(html).not.toContain('data-mode="agent"');
+
+    // The run's totals: a result that names its mode is counted under it (the crash record of a
+    // scenario sample names it too: handlers.ts); a workflow crash record with no paid list is the workflow's.
+    const totals = totalsOf(
+      scenarioRun,
+      [sample('s1'), sample('s3'), sample('w1')],
+      [
+        samples[0]!.result,
+        result('s3', 'failed', 'crashed', { mode: 'scenario', promptTokens: 300, completionTokens: 25 }),
+        result('w1', 'failed', 'crashed', { mode: 'workflow', promptTokens: 40, completionTokens: 4 }),
+      ],
+    );
+    expect(totals.tokensByMode).toEqual({
+      scenario: { promptTokens: 900, completionTokens: 75 },
+      workflow: { promptTokens: 40, completionTokens: 4 },
     });
   });
 
