@@ -14,6 +14,8 @@ export default defineConfig({
     // full. Console output of passing tests is dropped; a failing test's is kept.
     reporters: ['dot'],
     silent: 'passed-only',
+    // …which holds back console output only: in-process servers' log lines are sent there too.
+    setupFiles: ['test/support/quiet-logs.ts'],
     env: {
       // The suite runs on Node 20 (README: 20.11+ works, 22 is declared); the SDK's notice about its
       // 2027 releases would print once per test file.

@@ -4,7 +4,7 @@ import { serve } from '@hono/node-server';
 import { type GuardPolicy, mergePolicy, policyFromEnv } from '../browser/guard-policy.ts';
 import { resolveModelConfig } from '../llm/config.ts';
 import type { OpLog } from '../ops/types.ts';
-import { jsonLog, type LogLevel, logLevelFrom } from '../runs/json-log.ts';
+import { jsonLog, type LogLevel, linesTo, logLevelFrom } from '../runs/json-log.ts';
 import { storesFromEnv } from '../store/config.ts';
 import { createApp } from './app.ts';
 import { keysFromEnv } from './auth.ts';
@@ -65,7 +65,7 @@ export async function startServer(options: ServeOptions = {}) {
   const pagePolicy: GuardPolicy = { ...policy };
   // One JSON line per event on stderr (each act / observe / extract call, run slices, failures).
   const log: OpLog = jsonLog(
-    (line) => process.stderr.write(`${line}\n`),
+    linesTo('stderr'),
     options.logLevel ?? logLevelFrom(process.env.BROWSERFN_LOG_LEVEL),
   );
   const cacheFor = localTenantCaches(cacheDir, (err) =>

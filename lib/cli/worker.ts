@@ -8,7 +8,7 @@ import { policyFromEnv } from '../browser/guard-policy.ts';
 import { closeGuardProxies } from '../browser/guard-proxy.ts';
 import { closeSharedBrowser, sharedBrowser } from '../browser/session.ts';
 import { agentSliceRunner } from '../runs/agent-slice-binding.ts';
-import { jsonLog } from '../runs/json-log.ts';
+import { jsonLog, linesTo } from '../runs/json-log.ts';
 import { queueDepsFromEnv } from '../runs/queue/deps.ts';
 import { runWorker } from '../runs/queue/sqs.ts';
 import { intFlag, parse, UsageError } from './args.ts';
@@ -42,7 +42,7 @@ export async function workerCommand(argv: string[], out: (s: string) => void): P
       browser: sharedBrowser,
       policy,
       llmFor: (model) => modelFor(model ? { model } : {}, { policy }),
-      log: jsonLog((line) => process.stderr.write(`${line}\n`)),
+      log: jsonLog(linesTo('stderr')),
     },
     process.env,
     dlqUrl ? { dlqUrl } : {},
