@@ -18,7 +18,8 @@ import type { ExecutionInput, ItemsLocation } from '../runs/run-records.ts';
 import { keySegment } from '../store/keys.ts';
 import type { EvidenceStore, RunStore } from '../store/ports.ts';
 import type { WorkflowStore } from '../store/workflow-ports.ts';
-import { LaunchError, type RunsApiDeps } from './runs.ts';
+import type { RunsApiDeps } from './runs.ts';
+import { LaunchError } from './runs-admit.ts';
 
 export interface AwsRunsOptions {
   runStore: RunStore;
