@@ -13,14 +13,7 @@ import { extract } from '../ops/extract.ts';
 import { sampleEvidenceKey } from '../store/keys.ts';
 import type { Json, JsonObject, ResultRecord, RunStore } from '../store/ports.ts';
 import type { SliceDeps, SliceRunner, SliceState, SliceStatus, SliceTask } from './slice-runner.ts';
-
-const zeroUsage = () => ({ promptTokens: 0, completionTokens: 0, cachedTokens: 0, costUsd: 0, ms: 0 });
-
-function missingFields(data: Json, required: string[] | undefined): string[] {
-  if (!required?.length) return [];
-  const obj = (data && typeof data === 'object' && !Array.isArray(data) ? data : {}) as JsonObject;
-  return required.filter((f) => obj[f] === undefined || obj[f] === null);
-}
+import { freshSliceState, missingFields, zeroUsage } from './slice-sample.ts';
 
 async function oneStep(state: SliceState, deps: SliceDeps): Promise<SliceState> {
   const started = performance.now();
@@ -116,21 +109,7 @@ async function oneStep(state: SliceState, deps: SliceDeps): Promise<SliceState> 
 
 /** The one-read mode. */
 export const extractSliceRunner: SliceRunner = {
-  newState: (init) => ({
-    version: 1,
-    tenant: init.tenant,
-    runId: init.runId,
-    sampleId: init.sampleId,
-    task: init.task,
-    url: init.url,
-    input: init.input ?? {},
-    step: 0,
-    status: 'running',
-    data: null,
-    usage: zeroUsage(),
-    evidence: [],
-    checkpointSeq: 0,
-  }),
+  newState: freshSliceState,
   runSlice: (state, deps) => oneStep(state, deps),
 };
 

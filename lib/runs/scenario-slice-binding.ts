@@ -13,38 +13,12 @@ import { redactText } from '../perception/redact.ts';
 import { learnedSince, scenarioEntry, scenarioMemoryOf } from '../scenarios/domain-memory.ts';
 import type { ScenarioMemory } from '../scenarios/memory.ts';
 import { runScenario, type ScenarioResult } from '../scenarios/run-scenario.ts';
-import { sampleEvidenceKey } from '../store/keys.ts';
 import type { Json, JsonObject } from '../store/ports.ts';
 import type { SliceDeps, SliceRunner, SliceState, SliceStatus } from './slice-runner.ts';
+import { checkpoint, finishSample, freshSliceState, saveEvidence } from './slice-sample.ts';
 
 /** Time kept back from the slice's deadline for the evidence and result writes. */
 const WRITE_MARGIN_MS = 15_000;
-
-const zeroUsage = () => ({ promptTokens: 0, completionTokens: 0, cachedTokens: 0, costUsd: 0, ms: 0 });
-
-async function checkpoint(state: SliceState, deps: SliceDeps): Promise<void> {
-  state.checkpointSeq += 1;
-  await deps.runStore.saveCheckpoint(state.tenant, state.runId, state.sampleId, {
-    seq: state.checkpointSeq,
-    state: state as unknown as JsonObject,
-    savedAt: new Date().toISOString(),
-  });
-}
-
-async function save(
-  state: SliceState,
-  deps: SliceDeps,
-  file: string,
-  body: string | Uint8Array,
-  type: string,
-) {
-  const put = await deps.evidence.put(
-    sampleEvidenceKey(state.tenant, state.runId, state.sampleId, file),
-    body,
-    type,
-  );
-  state.evidence.push({ key: put.key, sha256: put.sha256 });
-}
 
 /** The sample's data: one row of combined.csv that says how the scenario went. Pure. */
 export function scenarioData(result: ScenarioResult): JsonObject {
@@ -69,30 +43,20 @@ export function blockerCounts(result: ScenarioResult): { memory: number; rule: n
   };
 }
 
-/** Writes the sample's one result and the last checkpoint. */
-async function endSample(
+/** Writes the sample's one result (its usage names the mode) and the last checkpoint. */
+const endSample = (
   state: SliceState,
   deps: SliceDeps,
   status: Exclude<SliceStatus, 'running'>,
   reason: string,
   extra: JsonObject = {},
-): Promise<SliceState> {
-  state.status = status;
-  state.reason = reason;
-  await deps.runStore.putResult({
-    tenant: state.tenant,
-    runId: state.runId,
-    sampleId: state.sampleId,
-    status,
-    reason,
-    data: state.data,
-    usage: { ...state.usage, steps: state.step, mode: 'scenario', ...extra },
-    evidence: [...state.evidence],
-    writtenAt: new Date().toISOString(),
+): Promise<SliceState> =>
+  finishSample(state, deps, status, reason, {
+    ...state.usage,
+    steps: state.step,
+    mode: 'scenario',
+    ...extra,
   });
-  await checkpoint(state, deps);
-  return state;
-}
 
 /** What earlier samples of the run learned (a failed read is logged and leaves none). */
 async function receivedMemory(state: SliceState, deps: SliceDeps): Promise<ScenarioMemory> {
@@ -124,7 +88,7 @@ async function shareLearned(
       deps.log?.({ level: 'warn', msg: 'run memory could not be written', error: String(err) });
     }
   const body = { received, shared: learned } as unknown as Json;
-  await save(
+  await saveEvidence(
     state,
     deps,
     'memory.json',
@@ -181,7 +145,7 @@ async function runSample(state: SliceState, deps: SliceDeps, deadline: number): 
     });
     // The page where a failed scenario ended: what the step saw. Not with secrets (a screenshot could show one).
     if (result.status !== 'passed' && !secrets)
-      await save(
+      await saveEvidence(
         state,
         deps,
         `step_${result.failedStep ?? 0}_end.png`,
@@ -192,7 +156,7 @@ async function runSample(state: SliceState, deps: SliceDeps, deadline: number): 
     await close();
   }
   const { memory, ...kept } = result;
-  await save(
+  await saveEvidence(
     state,
     deps,
     'scenario.json',
@@ -229,21 +193,7 @@ async function runSample(state: SliceState, deps: SliceDeps, deadline: number): 
 }
 
 export const scenarioSliceRunner: SliceRunner = {
-  newState: (init) => ({
-    version: 1,
-    tenant: init.tenant,
-    runId: init.runId,
-    sampleId: init.sampleId,
-    task: init.task,
-    url: init.url,
-    input: init.input ?? {},
-    step: 0,
-    status: 'running',
-    data: null,
-    usage: zeroUsage(),
-    evidence: [],
-    checkpointSeq: 0,
-  }),
+  newState: freshSliceState,
   runSlice: async (input, deps, opts) => {
     const state = structuredClone(input);
     if (state.status !== 'running') return state;

@@ -7,13 +7,20 @@
  * workflow that fails falls back to the agent on the same sample when the spec allows it; the agent's
  * result is then the sample's one result.
  */
-import { sampleEvidenceKey } from '../store/keys.ts';
 import type { Checkpoint, Json, JsonObject, ResultRecord, RunStore } from '../store/ports.ts';
 import { newWorkflowState, runWorkflowSlice } from '../workflows/executor.ts';
 import type { Workflow } from '../workflows/schema.ts';
 import type { WorkflowDeps, WorkflowState } from '../workflows/types.ts';
 import { agentSliceRunner } from './agent-slice-binding.ts';
 import type { SliceDeps, SliceRunner, SliceState, SliceStatus, SliceTask } from './slice-runner.ts';
+import {
+  checkpoint,
+  finishSample,
+  freshSliceState,
+  missingFields,
+  putEvidence,
+  saveEvidence,
+} from './slice-sample.ts';
 import { outputSignature, workflowUsage } from './workflow-sample-usage.ts';
 import { inlineSubAgent } from './workflow-sub-agent.ts';
 import { loadVersion, writeBackHeals } from './workflow-versions.ts';
@@ -29,23 +36,6 @@ export interface WorkflowSampleState extends SliceState {
   };
   /** The version this sample's heals were written as. */
   healedVersion?: number;
-}
-
-const zeroUsage = () => ({ promptTokens: 0, completionTokens: 0, cachedTokens: 0, costUsd: 0, ms: 0 });
-
-function missingFields(data: Json, required: string[] | undefined): string[] {
-  if (!required?.length) return [];
-  const obj = (data && typeof data === 'object' && !Array.isArray(data) ? data : {}) as JsonObject;
-  return required.filter((f) => obj[f] === undefined || obj[f] === null);
-}
-
-async function checkpoint(state: WorkflowSampleState, deps: SliceDeps): Promise<void> {
-  state.checkpointSeq += 1;
-  await deps.runStore.saveCheckpoint(state.tenant, state.runId, state.sampleId, {
-    seq: state.checkpointSeq,
-    state: state as unknown as JsonObject,
-    savedAt: new Date().toISOString(),
-  });
 }
 
 /** The runs fields mirrored from the executor's state (what a crash record or a retry reads). */
@@ -96,41 +86,25 @@ function resultUsage(state: WorkflowSampleState, agentUsage?: JsonObject): JsonO
 /** What each node did (results by alias, heals) as the sample's evidence. */
 async function saveWorkflowLog(state: WorkflowSampleState, deps: SliceDeps): Promise<void> {
   if (!state.run) return;
-  const log = await deps.evidence.put(
-    sampleEvidenceKey(state.tenant, state.runId, state.sampleId, 'workflow_log.json'),
-    JSON.stringify(
-      { workflow: state.run.workflow, results: state.run.results, heals: state.run.heals },
-      null,
-      2,
-    ),
+  const { workflow, results, heals } = state.run;
+  await saveEvidence(
+    state,
+    deps,
+    'workflow_log.json',
+    JSON.stringify({ workflow, results, heals }, null, 2),
     'application/json',
   );
-  state.evidence.push({ key: log.key, sha256: log.sha256 });
 }
 
-/** Writes the sample's one result (first write wins) and the last checkpoint. */
+/** Writes what each node did, then the sample's one result (first write wins) and the last checkpoint. */
 async function endSample(
   state: WorkflowSampleState,
   deps: SliceDeps,
   status: Exclude<SliceStatus, 'running'>,
   reason: string,
 ): Promise<WorkflowSampleState> {
-  state.status = status;
-  state.reason = reason;
   await saveWorkflowLog(state, deps);
-  await deps.runStore.putResult({
-    tenant: state.tenant,
-    runId: state.runId,
-    sampleId: state.sampleId,
-    status,
-    reason,
-    data: state.data,
-    usage: resultUsage(state),
-    evidence: [...state.evidence],
-    writtenAt: new Date().toISOString(),
-  });
-  await checkpoint(state, deps);
-  return state;
+  return finishSample(state, deps, status, reason, resultUsage(state));
 }
 
 /** Counts the run on the version it started on: only a run that needed no heal is a success of it. */
@@ -302,14 +276,11 @@ async function runWorkflowPart(
       ...(deps.variables ? { variables: deps.variables } : {}),
       ...(deps.checkNavigation ? { checkNavigation: deps.checkNavigation } : {}),
       ...(deps.log ? { log: deps.log } : {}),
+      // Listed on the state when the slice ends, beside the node results that name them.
       saveEvidence: async (file, body, contentType) => {
-        const put = await deps.evidence.put(
-          sampleEvidenceKey(state.tenant, state.runId, state.sampleId, file),
-          body,
-          contentType,
-        );
-        saved.push({ key: put.key, sha256: put.sha256 });
-        return { key: put.key, sha256: put.sha256 };
+        const ref = await putEvidence(state, deps, file, body, contentType);
+        saved.push(ref);
+        return ref;
       },
       runAgent: inlineSubAgent(state, deps, () => page.url()),
     };
@@ -347,21 +318,7 @@ async function runWorkflowPart(
 }
 
 export const workflowSliceRunner: SliceRunner = {
-  newState: (init) => ({
-    version: 1,
-    tenant: init.tenant,
-    runId: init.runId,
-    sampleId: init.sampleId,
-    task: init.task,
-    url: init.url,
-    input: init.input ?? {},
-    step: 0,
-    status: 'running',
-    data: null,
-    usage: zeroUsage(),
-    evidence: [],
-    checkpointSeq: 0,
-  }),
+  newState: freshSliceState,
   runSlice: async (input, deps, opts) => {
     const state = structuredClone(input) as WorkflowSampleState;
     if (state.status !== 'running') return state;
