@@ -199,17 +199,21 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
     const ariaHidden = el.getAttribute('aria-hidden') === 'true' && tag !== 'body' && tag !== 'html';
     if (ariaHidden || el.hasAttribute('inert')) return;
     const style = getComputedStyle(el);
+    // Each read of a computed style property costs about a microsecond (the value is built anew
+    // every time): the ones every element needs are read once, here.
     const display = style.display;
     if (display === 'none') return;
     const isContents = display === 'contents';
+    const visibility = style.visibility;
+    const ownCursor = style.cursor;
     // Plain inline wrappers are never a line of their own: skip their geometry and role work,
     // keep walking their text.
-    if (plainInline(el, style, cursor) && !shadowOf(el)) {
-      walkChildren(el, depth, style.cursor, root, nameCovered || (!!el.id && namingIds.has(el.id)));
+    if (plainInline(el, display, visibility, ownCursor, cursor) && !shadowOf(el)) {
+      walkChildren(el, depth, ownCursor, root, nameCovered || (!!el.id && namingIds.has(el.id)));
       return;
     }
     const rect = el.getBoundingClientRect();
-    const hidden = isHidden(style, rect, isContents);
+    const hidden = isHidden(style, visibility, rect, isContents);
     const role = hidden ? '' : roleOf(el);
     const inView =
       rect.bottom > 0 && rect.top < vh && rect.right > 0 && rect.left < vw && rect.width * rect.height > 0;
@@ -238,7 +242,7 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
     const native = !hidden && nativeInteractive(el, role);
     // A span, div or li acting as a button or link gets that role, so the model and the matcher
     // can name it like any other control.
-    const kind = hidden || native ? '' : clickKind(el, style, cursor);
+    const kind = hidden || native ? '' : clickKind(el, ownCursor, cursor);
     const interactive = native || kind !== '';
     const scrollable = !hidden && scrollsItself(el, style);
 
@@ -278,7 +282,7 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
     if (tag === 'legend' || tag === 'caption') covered = true;
     if (!interactive && el.id && namingIds.has(el.id) && !STRUCTURAL.has(role) && role !== 'heading')
       covered = true;
-    const childCursor = style.cursor;
+    const childCursor = ownCursor;
     const shadow = shadowOf(el);
     // Block-level boxes end a run of inline text.
     const block = display !== 'inline' && !isContents;

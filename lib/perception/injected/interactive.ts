@@ -73,7 +73,7 @@ export function interactivity({ INTERACTIVE_ROLES, clean }: Semantics) {
    * for nothing, and for noise: a pointer-cursor box around a real control, a cursor inherited
    * from a clickable parent, a bare listener on a big block of text.
    */
-  function clickKind(el: Element, style: CSSStyleDeclaration, parentCursor: string): string {
+  function clickKind(el: Element, ownCursor: string, parentCursor: string): string {
     const tag = el.localName;
     if (tag === 'body' || tag === 'html') return '';
     const onclick = el.hasAttribute('onclick') || !!(el as HTMLElement).onclick;
@@ -82,7 +82,7 @@ export function interactivity({ INTERACTIVE_ROLES, clean }: Semantics) {
     const tabbable = tabindex !== null && Number(tabindex) >= 0;
     const draggable = el.getAttribute('draggable') === 'true';
     // cursor:pointer set on this element (not just inherited) is how most custom widgets say "click me".
-    const pointer = style.cursor === 'pointer' && parentCursor !== 'pointer';
+    const pointer = ownCursor === 'pointer' && parentCursor !== 'pointer';
     const named = anchorButton(el);
     if (!onclick && !listener && !tabbable && !draggable && !pointer && !named) return '';
     const explicit = onclick || tabbable || draggable;
@@ -106,7 +106,7 @@ export function interactivity({ INTERACTIVE_ROLES, clean }: Semantics) {
     style: CSSStyleDeclaration,
     parentCursor: string,
   ): boolean {
-    return nativeInteractive(el, role) || clickKind(el, style, parentCursor) !== '';
+    return nativeInteractive(el, role) || clickKind(el, style.cursor, parentCursor) !== '';
   }
 
   return {

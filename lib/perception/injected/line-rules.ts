@@ -16,9 +16,15 @@ export function lineRules({
    * Plain inline wrappers (<b>, <span>, <sup>…) are most of a text-heavy page and never a line
    * of their own. (One that hosts a shadow root is not plain either: the walk checks that last.)
    */
-  function plainInline(el: Element, style: CSSStyleDeclaration, cursor: string): boolean {
+  function plainInline(
+    el: Element,
+    display: string,
+    visibility: string,
+    ownCursor: string,
+    cursor: string,
+  ): boolean {
     return (
-      style.display === 'inline' &&
+      display === 'inline' &&
       PHRASING.has(el.localName) &&
       !el.hasAttribute('role') &&
       !el.hasAttribute('tabindex') &&
@@ -26,16 +32,21 @@ export function lineRules({
       !el.hasAttribute('aria-label') &&
       !hasClickListener(el) &&
       !anchorButton(el) &&
-      style.visibility === 'visible' &&
-      (style.cursor !== 'pointer' || cursor === 'pointer')
+      visibility === 'visible' &&
+      (ownCursor !== 'pointer' || cursor === 'pointer')
     );
   }
 
   /** Invisible, or a box of no size that shows nothing of its content. */
-  function isHidden(style: CSSStyleDeclaration, rect: DOMRect, isContents: boolean): boolean {
+  function isHidden(
+    style: CSSStyleDeclaration,
+    visibility: string,
+    rect: DOMRect,
+    isContents: boolean,
+  ): boolean {
     return (
-      style.visibility === 'hidden' ||
-      style.visibility === 'collapse' ||
+      visibility === 'hidden' ||
+      visibility === 'collapse' ||
       (!isContents && rect.width === 0 && rect.height === 0 && style.overflow !== 'visible')
     );
   }

@@ -106,7 +106,17 @@ export function semantics() {
     'wbr',
   ]);
 
-  const clean = (s: string | null | undefined): string => (s ? s.replace(/\s+/g, ' ').trim() : '');
+  /**
+   * Whitespace collapsed to single spaces, ends trimmed. Called for every text node and most
+   * attributes of a page: text that holds no whitespace but single spaces (most of it) skips the
+   * replace, and only an edge space left to trim costs a trim.
+   */
+  const UNCLEAN = /[^\S ]| {2}/;
+  const clean = (s: string | null | undefined): string => {
+    if (!s) return '';
+    if (UNCLEAN.test(s)) return s.replace(/\s+/g, ' ').trim();
+    return s.charCodeAt(0) === 32 || s.charCodeAt(s.length - 1) === 32 ? s.trim() : s;
+  };
   const cap = (s: string, n: number): string => (s.length > n ? s.slice(0, n - 1) + '…' : s);
 
   function implicitRole(el: Element): string {
