@@ -1,34 +1,24 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { act, assertKnownVariables } from '../ops/act.ts';
+import { act } from '../ops/act.ts';
 import { extract } from '../ops/extract.ts';
 import { explainGoneAct } from '../ops/gone.ts';
 import { observe } from '../ops/observe.ts';
 import type { WorkflowStore } from '../store/workflow-ports.ts';
 import { type AgentRouteDeps, registerAgentRoute } from './agent-route.ts';
-import { assertKeyRing, type KeyRing, tenantFor } from './auth.ts';
-import { limitBody } from './body-limit.ts';
+import { limitAnswer, registerOpRoutes, setUpBase } from './app-base.ts';
+import { assertKeyRing, type KeyRing } from './auth.ts';
 import { DEMO_CATALOGUE_PATH, DEMO_PATH, demoCataloguePage, demoPage, demoProductPage } from './demo.ts';
-import { toErrorResponse } from './errors.ts';
 import { registerExploreRoute } from './explore-route.ts';
 import { DEFAULT_READS_PER_TENANT, FairShare, RUN_READS_AT_ONCE } from './fair-share.ts';
 import { registerJudgeRoute } from './judge-route.ts';
-import { logOps } from './op-log.ts';
-import { deadline, opRoute as route, validationHook } from './op-routes.ts';
+import { deadline, validationHook } from './op-routes.ts';
 import { documentHealth, OPENAPI_INFO } from './openapi-responses.ts';
 import { registerRepairRoute } from './repair-route.ts';
 import { registerReportLinkRoute, reportLinkAuth, reportLinkKey } from './report-link.ts';
 import { type OpDeps, withPage } from './run-op.ts';
 import { type RunsApiDeps, registerRunRoutes } from './runs.ts';
 import { registerScenarioRoute } from './scenario-route.ts';
-import {
-  ActRequest,
-  ActResponse,
-  ExtractRequest,
-  ExtractResponse,
-  ObserveRequest,
-  ObserveResponse,
-} from './schemas.ts';
 import type { StagehandService } from './stagehand/index.ts';
 import { type CallRate, callRateWait, DEFAULT_CALLS_PER_TENANT, TenantGate } from './tenant-gate.ts';
 import { registerWorkflowShowRoute } from './workflow-show.ts';
@@ -118,96 +108,38 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
       ? c.html(page)
       : c.html('<!doctype html><title>Not found</title><h1>No such product</h1>', 404);
   });
-  // A known path asked with the wrong method is a 405 that says which one, before anything else.
-  app.use('*', async (c, next) => {
-    const allowed = METHODS[c.req.path];
-    if (allowed && !allowed.includes(c.req.method))
-      return c.json(
-        {
-          error: {
-            kind: 'method_not_allowed',
-            message: `${c.req.method} ${c.req.path}: use ${allowed.filter((m) => m !== 'HEAD').join(' or ')}`,
-          },
-        },
-        405,
-        { allow: allowed.join(', ') },
-      );
-    await next();
-  });
-  app.get('/healthz', (c) => c.json({ ok: true }));
-  documentHealth(app.openAPIRegistry);
-  // First of the /v1 middlewares, so a refused call (401, 413, 429) gets its log line too.
-  app.use('/v1/*', logOps(deps.log));
-
-  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
-  app.doc31('/openapi.json', { openapi: '3.1.0', info: OPENAPI_INFO });
-
   const linkKey = deps.reportLinkKey ?? reportLinkKey();
-  app.use('/v1/*', async (c, next) => {
+  setUpBase(app, {
+    keys: deps.keys,
+    log: deps.log,
+    maxBodyBytes: deps.maxBodyBytes,
+    methodsOf: (path) => METHODS[path],
+    info: OPENAPI_INFO,
+    documentHealth,
     // A run report may also be opened by its signed link (?token=…), without the key.
-    const link = reportLinkAuth(c.req.method, c.req.path, c.req.query('token'), linkKey);
-    const tenant =
-      tenantFor(deps.keys, c.req.header('authorization')) ??
-      (link && 'tenant' in link ? link.tenant : undefined);
-    if (tenant === undefined)
-      return c.json(
-        {
-          error: {
-            kind: 'unauthorized',
-            message:
-              link && 'refused' in link
-                ? link.refused
-                : 'send Authorization: Bearer <API key> (keys come from BROWSERFN_API_KEYS)',
-          },
-        },
-        401,
-      );
-    c.set('tenant', tenant);
-    await next();
+    otherAuth: (c) => reportLinkAuth(c.req.method, c.req.path, c.req.query('token'), linkKey),
   });
-  app.use(
-    '/v1/*',
-    limitBody(deps.maxBodyBytes ?? 1024 * 1024, (c) =>
-      c.json(
-        {
-          error: { kind: 'invalid', message: `body larger than ${deps.maxBodyBytes ?? 1024 * 1024} bytes` },
-        },
-        413,
-      ),
-    ),
-  );
+  const rateAnswer = (c: Context, waitS: number) =>
+    limitAnswer(
+      c,
+      `this API key has started its ${deps.callRate!.limit.ratePerSecond} calls per second (BROWSERFN_CALLS_PER_SECOND_PER_KEY); send this one again in ${waitS} s`,
+      waitS,
+    );
   const gate = new TenantGate(deps.maxCallsPerTenant ?? DEFAULT_CALLS_PER_TENANT);
   app.use('/v1/*', async (c, next) => {
     if (c.req.method !== 'POST' || !isPageCall(c.req.path)) return next();
     const tenant = c.get('tenant');
     const leave = gate.enter(tenant);
     if (!leave)
-      return c.json(
-        {
-          error: {
-            kind: 'limit',
-            message: `this API key already has ${gate.perTenant} call${gate.perTenant === 1 ? '' : 's'} in progress, the most one key may have at once (BROWSERFN_MAX_CALLS_PER_KEY); send this one again when one of them has answered`,
-            retryable: true,
-          },
-        },
-        429,
-        { 'retry-after': '1' },
+      return limitAnswer(
+        c,
+        `this API key already has ${gate.perTenant} call${gate.perTenant === 1 ? '' : 's'} in progress, the most one key may have at once (BROWSERFN_MAX_CALLS_PER_KEY); send this one again when one of them has answered`,
       );
     // Taken after the gate, so a call the gate turns away costs the key no token.
     const waitS = deps.callRate ? await callRateWait(deps.callRate, tenant, deps.log) : undefined;
     if (waitS !== undefined) {
       leave();
-      return c.json(
-        {
-          error: {
-            kind: 'limit',
-            message: `this API key has started its ${deps.callRate!.limit.ratePerSecond} calls per second (BROWSERFN_CALLS_PER_SECOND_PER_KEY); send this one again in ${waitS} s`,
-            retryable: true,
-          },
-        },
-        429,
-        { 'retry-after': String(waitS) },
-      );
+      return rateAnswer(c, waitS);
     }
     try {
       await next();
@@ -236,31 +168,13 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     const tenant = c.get('tenant');
     const leave = reads.enter(tenant);
     if (!leave)
-      return c.json(
-        {
-          error: {
-            kind: 'limit',
-            message: `this API key already has ${reads.perTenant} run read${reads.perTenant === 1 ? '' : 's'} in progress, the most one key may have at once (BROWSERFN_MAX_READS_PER_KEY); send this one again when one of them has answered`,
-            retryable: true,
-          },
-        },
-        429,
-        { 'retry-after': '1' },
+      return limitAnswer(
+        c,
+        `this API key already has ${reads.perTenant} run read${reads.perTenant === 1 ? '' : 's'} in progress, the most one key may have at once (BROWSERFN_MAX_READS_PER_KEY); send this one again when one of them has answered`,
       );
     try {
       const waitS = deps.callRate ? await callRateWait(deps.callRate, tenant, deps.log) : undefined;
-      if (waitS !== undefined)
-        return c.json(
-          {
-            error: {
-              kind: 'limit',
-              message: `this API key has started its ${deps.callRate!.limit.ratePerSecond} calls per second (BROWSERFN_CALLS_PER_SECOND_PER_KEY); send this one again in ${waitS} s`,
-              retryable: true,
-            },
-          },
-          429,
-          { 'retry-after': String(waitS) },
-        );
+      if (waitS !== undefined) return rateAnswer(c, waitS);
       const done = await readShare.take(tenant);
       try {
         await next();
@@ -271,16 +185,6 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
       leave();
     }
   });
-  app.onError((err, c) => {
-    const { status, body } = toErrorResponse(err);
-    if (status >= 500)
-      deps.log?.({ level: 'warn', msg: 'request failed', path: c.req.path, error: String(err) });
-    return c.json(body, status);
-  });
-  app.notFound((c) =>
-    c.json({ error: { kind: 'not_found', message: `no route ${c.req.method} ${c.req.path}` } }, 404),
-  );
-
   if (deps.stagehand) app.route(deps.stagehand.prefix, deps.stagehand.app);
 
   const run = <T>(
@@ -294,56 +198,12 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
       (work) => c.set('pageWork', work),
     );
 
-  app.openapi(
-    route('/v1/act', 'Do what an instruction says on a page', ActRequest, ActResponse),
-    async (c) => {
-      const body = c.req.valid('json');
-      const input = body.instruction ?? body.action!;
-      const target = body.action && 'target' in body.action ? body.action.target : undefined;
-      if (target && 'id' in target && !body.cdpUrl)
-        return c.json(
-          {
-            error: {
-              kind: 'invalid',
-              message:
-                'action.target.id: an element id only means something on the page it came from; with url, send target.locator (the selector from observe)',
-              issues: [
-                {
-                  path: 'action.target.id',
-                  message: 'use target.locator, or cdpUrl to stay on the same page',
-                },
-              ],
-            },
-          },
-          400,
-        );
-      // Checked before the page opens: nothing is loaded, let alone typed, for a misspelt name.
-      assertKnownVariables(
-        typeof input === 'string'
-          ? input
-          : ('arguments' in input ? input.arguments : (input.args ?? [])).join(' '),
-        body.variables,
-      );
-      const result = await run(c, body, (ctx) => act(ctx, input as Parameters<typeof act>[1]));
-      return c.json(explainGoneAct(result) as never, 200);
-    },
-  );
-  app.openapi(
-    route('/v1/observe', 'List elements matching an instruction', ObserveRequest, ObserveResponse),
-    async (c) => {
-      const body = c.req.valid('json');
-      const result = await run(c, body, (ctx) => observe(ctx, body.instruction));
-      return c.json(result as never, 200);
-    },
-  );
-  app.openapi(
-    route('/v1/extract', 'Read typed data from a page', ExtractRequest, ExtractResponse),
-    async (c) => {
-      const body = c.req.valid('json');
-      const result = await run(c, body, (ctx) => extract(ctx, body.instruction, body.schema));
-      return c.json(result as never, 200);
-    },
-  );
+  registerOpRoutes(app, {
+    act: async (c, body, input) =>
+      explainGoneAct(await run(c, body, (ctx) => act(ctx, input as Parameters<typeof act>[1]))),
+    observe: (c, body) => run(c, body, (ctx) => observe(ctx, body.instruction)),
+    extract: (c, body) => run(c, body, (ctx) => extract(ctx, body.instruction, body.schema)),
+  });
   if (deps.runs) {
     registerRunRoutes(app, deps.runs);
     registerJudgeRoute(app, deps.runs, deps);

@@ -1,6 +1,6 @@
 /**
  * The HTTP API of the edge worker (functions/edge.ts): `/v1/act`, `/v1/observe`, `/v1/extract` with
- * the Node server's schemas, keys, errors and OpenAPI entries (op-routes.ts, schemas.ts), over a
+ * the Node server's schemas, keys, errors and OpenAPI entries (app-base.ts, op-routes.ts), over a
  * remote browser driven by raw CDP (lib/ops/portable.ts). No Node import anywhere on this path:
  * names resolve over DNS-over-HTTPS, the guard sits on the browser's Fetch domain, models are
  * called through fetch.
@@ -17,24 +17,13 @@ import type { PageDriver } from '../browser/page-driver.ts';
 import { resolveModelConfig } from '../llm/config.ts';
 import type { LlmClient } from '../llm/types.ts';
 import { createWebLlmClient } from '../llm/web-client.ts';
-import { assertKnownVariables } from '../ops/act.ts';
 import { actOn, connectCdpDriver, extractOn, observeOn } from '../ops/portable.ts';
 import type { ActionCacheLike, OpContext, OpLog } from '../ops/types.ts';
 import { OpError } from '../ops/types.ts';
-import { limitBody } from './body-limit.ts';
-import { toErrorResponse } from './errors.ts';
-import { assertKeyRing, type KeyRing, tenantFor } from './key-ring.ts';
-import { logOps } from './op-log.ts';
-import { deadline, opRoute, validationHook } from './op-routes.ts';
+import { limitAnswer, registerOpRoutes, setUpBase } from './app-base.ts';
+import { assertKeyRing, type KeyRing } from './key-ring.ts';
+import { deadline, validationHook } from './op-routes.ts';
 import type { Doing, OpRequest } from './run-op.ts';
-import {
-  ActRequest,
-  ActResponse,
-  ExtractRequest,
-  ExtractResponse,
-  ObserveRequest,
-  ObserveResponse,
-} from './schemas.ts';
 import { DEFAULT_CALLS_PER_TENANT, TenantGate } from './tenant-gate.ts';
 
 export interface EdgeAppDeps {
@@ -234,28 +223,12 @@ export function createEdgeApp(deps: EdgeAppDeps): OpenAPIHono<Env> {
   assertKeyRing(deps.keys);
   const app = new OpenAPIHono<Env>({ defaultHook: validationHook });
   const timeoutMs = deps.requestTimeoutMs ?? 60_000;
-  const maxBody = deps.maxBodyBytes ?? 1024 * 1024;
 
-  app.use('*', async (c, next) => {
-    const allowed = OPS.has(c.req.path) ? ['POST'] : c.req.path === '/healthz' ? ['GET', 'HEAD'] : undefined;
-    if (allowed && !allowed.includes(c.req.method))
-      return c.json(
-        {
-          error: {
-            kind: 'method_not_allowed',
-            message: `${c.req.method} ${c.req.path}: use ${allowed.filter((m) => m !== 'HEAD').join(' or ')}`,
-          },
-        },
-        405,
-        { allow: allowed.join(', ') },
-      );
-    await next();
-  });
-  app.get('/healthz', (c) => c.json({ ok: true }));
-  app.use('/v1/*', logOps(deps.log));
-  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
-  app.doc31('/openapi.json', {
-    openapi: '3.1.0',
+  setUpBase(app, {
+    keys: deps.keys,
+    log: deps.log,
+    maxBodyBytes: deps.maxBodyBytes,
+    methodsOf: (path) => (OPS.has(path) ? ['POST'] : path === '/healthz' ? ['GET', 'HEAD'] : undefined),
     info: {
       title: 'browserfn (edge worker)',
       version: '0.1.0',
@@ -263,43 +236,15 @@ export function createEdgeApp(deps: EdgeAppDeps): OpenAPIHono<Env> {
         'act, observe and extract on a remote browser over CDP, from a Workers runtime. The runs, agent, workflow and Stagehand routes of the Node server are not served here.',
     },
   });
-  app.use('/v1/*', async (c, next) => {
-    const tenant = tenantFor(deps.keys, c.req.header('authorization'));
-    if (tenant === undefined)
-      return c.json(
-        {
-          error: {
-            kind: 'unauthorized',
-            message: 'send Authorization: Bearer <API key> (keys come from BROWSERFN_API_KEYS)',
-          },
-        },
-        401,
-      );
-    c.set('tenant', tenant);
-    await next();
-  });
-  app.use(
-    '/v1/*',
-    limitBody(maxBody, (c) =>
-      c.json({ error: { kind: 'invalid', message: `body larger than ${maxBody} bytes` } }, 413),
-    ),
-  );
   // Counted per isolate: Workers run many, so this bounds one isolate's share, not the key's total.
   const gate = new TenantGate(deps.maxCallsPerTenant ?? DEFAULT_CALLS_PER_TENANT);
   app.use('/v1/*', async (c, next) => {
     if (c.req.method !== 'POST' || !OPS.has(c.req.path)) return next();
     const leave = gate.enter(c.get('tenant'));
     if (!leave)
-      return c.json(
-        {
-          error: {
-            kind: 'limit',
-            message: `this API key already has ${gate.perTenant} calls in progress here, the most one key may have at once; send this one again when one of them has answered`,
-            retryable: true,
-          },
-        },
-        429,
-        { 'retry-after': '1' },
+      return limitAnswer(
+        c,
+        `this API key already has ${gate.perTenant} calls in progress here, the most one key may have at once; send this one again when one of them has answered`,
       );
     try {
       await next();
@@ -307,15 +252,6 @@ export function createEdgeApp(deps: EdgeAppDeps): OpenAPIHono<Env> {
       leave();
     }
   });
-  app.onError((err, c) => {
-    const { status, body } = toErrorResponse(err);
-    if (status >= 500)
-      deps.log?.({ level: 'warn', msg: 'request failed', path: c.req.path, error: String(err) });
-    return c.json(body, status);
-  });
-  app.notFound((c) =>
-    c.json({ error: { kind: 'not_found', message: `no route ${c.req.method} ${c.req.path}` } }, 404),
-  );
 
   const run = <T>(
     c: Context<Env>,
@@ -328,58 +264,12 @@ export function createEdgeApp(deps: EdgeAppDeps): OpenAPIHono<Env> {
       (work) => keepAlive(c, work),
     );
 
-  app.openapi(
-    opRoute('/v1/act', 'Do what an instruction says on a page', ActRequest, ActResponse),
-    async (c) => {
-      const body = c.req.valid('json');
-      const input = body.instruction ?? body.action!;
-      const target = body.action && 'target' in body.action ? body.action.target : undefined;
-      if (target && 'id' in target && !body.cdpUrl)
-        return c.json(
-          {
-            error: {
-              kind: 'invalid',
-              message:
-                'action.target.id: an element id only means something on the page it came from; with url, send target.locator (the selector from observe)',
-              issues: [
-                {
-                  path: 'action.target.id',
-                  message: 'use target.locator, or cdpUrl to stay on the same page',
-                },
-              ],
-            },
-          },
-          400,
-        );
-      assertKnownVariables(
-        typeof input === 'string'
-          ? input
-          : ('arguments' in input ? input.arguments : (input.args ?? [])).join(' '),
-        body.variables,
-      );
-      const result = await run(c, body, (driver, ctx) =>
-        actOn(driver, input as Parameters<typeof actOn>[1], ctx),
-      );
-      return c.json(result as never, 200);
-    },
-  );
-  app.openapi(
-    opRoute('/v1/observe', 'List elements matching an instruction', ObserveRequest, ObserveResponse),
-    async (c) => {
-      const body = c.req.valid('json');
-      const result = await run(c, body, (driver, ctx) => observeOn(driver, body.instruction, ctx));
-      return c.json(result as never, 200);
-    },
-  );
-  app.openapi(
-    opRoute('/v1/extract', 'Read typed data from a page', ExtractRequest, ExtractResponse),
-    async (c) => {
-      const body = c.req.valid('json');
-      const result = await run(c, body, (driver, ctx) =>
-        extractOn(driver, body.instruction, body.schema, ctx),
-      );
-      return c.json(result as never, 200);
-    },
-  );
+  registerOpRoutes(app, {
+    act: (c, body, input) =>
+      run(c, body, (driver, ctx) => actOn(driver, input as Parameters<typeof actOn>[1], ctx)),
+    observe: (c, body) => run(c, body, (driver, ctx) => observeOn(driver, body.instruction, ctx)),
+    extract: (c, body) =>
+      run(c, body, (driver, ctx) => extractOn(driver, body.instruction, body.schema, ctx)),
+  });
   return app;
 }
