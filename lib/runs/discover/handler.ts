@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { assertNavigable } from '../../browser/guard.ts';
 import { openSession } from '../../browser/session.ts';
-import type { RunDeps } from '../handlers.ts';
+import type { RunDeps } from '../run-deps.ts';
 import { type ExecutionInput, executionInput, loadSpec, sampleRecords } from '../run-records.ts';
 import { discover } from './discover.ts';
 import { discoveredSamples, writeItemSource } from './item-source.ts';
