@@ -6,9 +6,10 @@
  * A candidate says where to look; it never says "this is it". The caller checks that what a
  * candidate hit is the only match and still has the role and name it had when it was recorded.
  */
-import type { ElementHandle, Locator, Page } from 'playwright-core';
-import { locateByXPath } from './locate.ts';
-import type { DurableLocator } from './types.ts';
+import { asDriver, type PageInput } from '../browser/page-driver.ts';
+import { xpaths } from './injected/xpath.ts';
+import { findElementByXPath } from './locate.ts';
+import type { DurableLocator, Snapshot } from './types.ts';
 
 /** Same shape as the workflow document's `LocatorCandidate` (perception cannot import stage 9). */
 export type PageCandidate =
@@ -120,13 +121,13 @@ function uniquenessInPage(
 }
 
 /** The candidates of the element a durable locator points at on the live page. */
-export async function readCandidates(page: Page, locator: DurableLocator): Promise<PageCandidate[]> {
+export async function readCandidates(page: PageInput, locator: DurableLocator): Promise<PageCandidate[]> {
   if (locator.xpath.includes(' >> ')) return candidatesFrom(locator);
-  const found = await locateByXPath(page, locator.xpath);
+  const found = await findElementByXPath(page, locator.xpath);
   if ('error' in found) return candidatesFrom(locator);
   try {
-    const raw = await found.handle.evaluate(readInPage);
-    const checked = await found.handle.evaluate(uniquenessInPage, {
+    const raw = await found.element.call(readInPage);
+    const checked = await found.element.call(uniquenessInPage, {
       selectors: attributeSelectors(raw),
       ...(raw.text ? { text: raw.text } : {}),
     });
@@ -134,7 +135,7 @@ export async function readCandidates(page: Page, locator: DurableLocator): Promi
   } catch {
     return candidatesFrom(locator);
   } finally {
-    await found.handle.dispose();
+    await found.element.dispose();
   }
 }
 
@@ -147,77 +148,83 @@ export interface CandidateHit {
   locator?: DurableLocator;
 }
 
-/** Runs in the page: the element's XPath in its root, written the way perception writes it. */
-function xpathOf(el: Element): string {
-  const steps: string[] = [];
-  for (let n: Element | null = el; n; n = n.parentElement) {
-    const same = n.parentElement
-      ? [...n.parentElement.children].filter((c) => c.localName === n!.localName)
-      : [n];
-    steps.unshift(same.length > 1 ? `${n.localName}[${same.indexOf(n) + 1}]` : n.localName);
-  }
-  return `/${steps.join('/')}`;
-}
+type QueryCandidate = Exclude<PageCandidate, { kind: 'role' }>;
 
-/** Role and accessible name as the browser's accessibility tree states them (Playwright's reading). */
-export async function identityOf(loc: Locator): Promise<{ role: string; name: string } | undefined> {
-  const aria = await loc.ariaSnapshot({ timeout: 2000 }).catch(() => '');
-  const m = /^- ([\w-]+)(?: "((?:[^"\\]|\\.)*)")?/.exec(aria.trim());
-  if (!m) return undefined;
-  return { role: m[1]!, name: (m[2] ?? '').replace(/\\(.)/g, '$1') };
-}
-
-function locatorFor(page: Page, c: PageCandidate): Locator | undefined {
-  switch (c.kind) {
-    case 'css':
-      return page.locator(c.value);
-    case 'role':
-      // Playwright's role names are ARIA's, the same words perception writes.
-      return page.getByRole(c.role as Parameters<Page['getByRole']>[0], { name: c.name, exact: true });
-    case 'text': {
-      const escaped = c.text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-      return page.locator(c.tag ?? '*', { hasText: new RegExp(`^\\s*${escaped}\\s*$`) });
+/**
+ * Runs in the page's main document: how many elements a css / text / xpath candidate matches and,
+ * for one, its XPath chain written as perception writes it (`chain`). CSS and text reach into open
+ * shadow roots (as the Playwright locators this replaces did); an XPath stays in the document.
+ */
+function queryInPage(c: QueryCandidate, chain: (el: Element) => string): { count: number; xpath?: string } {
+  let hits: Element[] = [];
+  if (c.kind === 'xpath') {
+    const r = document.evaluate(c.value, document, null, XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null);
+    for (let i = 0; i < r.snapshotLength; i++) {
+      const n = r.snapshotItem(i);
+      if (n instanceof Element) hits.push(n);
     }
-    case 'xpath':
-      return c.value.includes(' >> ') ? undefined : page.locator(`xpath=${c.value}`);
+  } else {
+    const roots: (Document | ShadowRoot)[] = [document];
+    for (let i = 0; i < roots.length; i++)
+      for (const el of roots[i]!.querySelectorAll('*')) if (el.shadowRoot) roots.push(el.shadowRoot);
+    const selector = c.kind === 'css' ? c.value : (c.tag ?? '*');
+    for (const root of roots) hits.push(...root.querySelectorAll(selector));
+    if (c.kind === 'text') {
+      const norm = (s: string) => s.replace(/\s+/g, ' ').trim();
+      const want = norm(c.text);
+      hits = hits.filter(
+        (el) => !/^(script|style|head|title)$/.test(el.localName) && norm(el.textContent ?? '') === want,
+      );
+    }
   }
+  return hits.length === 1 ? { count: 1, xpath: chain(hits[0]!) } : { count: hits.length };
+}
+
+const queryExpression = (c: QueryCandidate) =>
+  `(() => { const __name = (f) => f; const x = (${xpaths.toString()})(); return (${queryInPage.toString()})(${JSON.stringify(c)}, x.xpathChain); })()`;
+
+/**
+ * Role and name as perception reads them (the words the candidates were recorded with): elements
+ * of the main frame, shadow roots included; a fresh read, so nothing stale is counted.
+ */
+async function mainFrameRead(page: PageInput): Promise<Snapshot['elements']> {
+  const { snapshot } = await import('./snapshot.ts');
+  const read = await snapshot(page, { text: false, frames: false });
+  return read.elements.filter((e) => e.frame === 0);
 }
 
 /**
  * What one candidate hits on the page now. Chains across iframes / shadow roots are walked by
- * perception's resolver; the rest are Playwright locators. Errors (a selector the page's CSS
- * engine rejects) count as no match.
+ * perception's resolver; role candidates are counted on a fresh read; the rest are queried in the
+ * page. Errors (a selector the page's CSS engine rejects) count as no match.
  */
-export async function resolveCandidate(page: Page, c: PageCandidate): Promise<CandidateHit> {
-  const loc = locatorFor(page, c);
-  if (!loc) {
-    const found = await locateByXPath(page, (c as { value: string }).value);
-    if ('error' in found) return { count: 0 };
-    await found.handle.dispose();
-    // Identity of a nested element is read by the caller's snapshot; positional hits are single.
-    return { count: 1, locator: { xpath: (c as { value: string }).value, role: '', name: '' } };
-  }
-  // One query gives the count and the element (a role query computes accessible names across the
-  // page: asking twice, then waiting on a loaded machine, turned a present element into "nothing").
-  const handles = (await loc.elementHandles().catch(() => [])) as ElementHandle<Element>[];
+export async function resolveCandidate(input: PageInput, c: PageCandidate): Promise<CandidateHit> {
+  const page = asDriver(input);
   try {
-    if (handles.length !== 1) return { count: handles.length };
-    const xpath = await handles[0]!.evaluate(xpathOf);
-    // A role candidate matched its exact role and name: that is who the element is.
-    const id = c.kind === 'role' ? { role: c.role, name: c.name } : await identityOf(loc);
-    return { count: 1, locator: { xpath, role: id?.role ?? '', name: id?.name ?? '' } };
+    if (c.kind === 'xpath' && c.value.includes(' >> ')) {
+      const found = await findElementByXPath(page, c.value);
+      if ('error' in found) return { count: 0 };
+      await found.element.dispose();
+      // Identity of a nested element is read by the caller's snapshot; positional hits are single.
+      return { count: 1, locator: { xpath: c.value, role: '', name: '' } };
+    }
+    if (c.kind === 'role') {
+      const same = (await mainFrameRead(page)).filter((e) => e.role === c.role && e.name === c.name);
+      if (same.length !== 1) return { count: same.length };
+      // A role candidate matched its exact role and name: that is who the element is.
+      return { count: 1, locator: { xpath: same[0]!.locator.xpath, role: c.role, name: c.name } };
+    }
+    const hit = await page.mainFrame().evaluate<{ count: number; xpath?: string }>(queryExpression(c));
+    if (hit.count !== 1 || !hit.xpath) return { count: hit.count };
+    const seen = (await mainFrameRead(page)).find((e) => e.locator.xpath === hit.xpath);
+    return { count: 1, locator: { xpath: hit.xpath, role: seen?.role ?? '', name: seen?.name ?? '' } };
   } catch {
     return { count: 0 };
-  } finally {
-    await Promise.all(handles.map((h) => h.dispose().catch(() => undefined)));
   }
 }
 
 /** How many elements on the page have this role and exactly this name (twins make positions unsafe). */
-export async function countByRole(page: Page, role: string, name: string): Promise<number> {
+export async function countByRole(page: PageInput, role: string, name: string): Promise<number> {
   if (!role || !name.trim()) return 0;
-  return page
-    .getByRole(role as Parameters<Page['getByRole']>[0], { name, exact: true })
-    .count()
-    .catch(() => 0);
+  return (await mainFrameRead(page).catch(() => [])).filter((e) => e.role === role && e.name === name).length;
 }

@@ -3,7 +3,7 @@
  * for lists), and finding, for values a model read off a page, the elements that show them and
  * selectors that reach them again. Both run as one self-contained function in the page.
  */
-import type { Page } from 'playwright-core';
+import { asDriver, callExpression, type PageInput } from '../browser/page-driver.ts';
 
 export interface ExtractorSpec {
   item?: string;
@@ -15,11 +15,14 @@ export type RawExtraction =
   | { one: Record<string, string | null> }
   | { items: Record<string, string | null>[] };
 
-/** Runs an in-page function given as source with a JSON argument (transpiler helpers defined). */
-function inPage<A, R>(page: Page, fn: (arg: A) => R, arg: A): Promise<R> {
-  return page.evaluate(
-    `(() => { const __name = (f) => f; return (${fn.toString()})(${JSON.stringify(arg)}); })()`,
-  ) as Promise<R>;
+/**
+ * Runs an in-page function in the main frame with a JSON argument, as an expression (transpiler
+ * helpers defined), so the page compiles the source as the Playwright path always did.
+ */
+function inPage<A, R>(page: PageInput, fn: (arg: A) => R, arg: A): Promise<R> {
+  return asDriver(page)
+    .mainFrame()
+    .evaluate<R>(callExpression(fn as (...args: never[]) => unknown, arg));
 }
 
 function runInPage(spec: ExtractorSpec): RawExtraction {
@@ -53,7 +56,7 @@ function runInPage(spec: ExtractorSpec): RawExtraction {
   return { one: fields(document) };
 }
 
-export async function readExtraction(page: Page, spec: ExtractorSpec): Promise<RawExtraction> {
+export async function readExtraction(page: PageInput, spec: ExtractorSpec): Promise<RawExtraction> {
   return inPage(page, runInPage, spec);
 }
 
@@ -237,7 +240,7 @@ function suggestInPage(arg: {
 }
 
 export async function suggestSelectors(
-  page: Page,
+  page: PageInput,
   sought: { single?: SoughtValue[]; keys?: string[]; items?: (SoughtValue | null)[][] },
 ): Promise<Suggestion> {
   return inPage(page, suggestInPage, sought);

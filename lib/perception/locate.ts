@@ -1,22 +1,14 @@
-// Types only, for the Playwright-side wrappers at the end: nothing of Playwright is loaded here.
-import type { ElementHandle, Frame, Page } from 'playwright-core';
 import { asDriver, type DriverElement, type DriverFrame, type PageInput } from '../browser/page-driver.ts';
 import { resolveExpression } from './injected/source.ts';
 import { liveFrame, localId } from './live.ts';
 import type { DurableLocator, ElementId, Snapshot, SnapshotElement } from './types.ts';
 import { elementById } from './types.ts';
 
-export interface Located {
-  handle: ElementHandle<Element>;
-  frame: Frame;
-  /** How it was found: the live element of the snapshot, or the durable locator. */
-  via: 'id' | 'xpath' | 'role-name';
-}
-
 /** An element found through the page-driver port. */
 export interface Found {
   element: DriverElement;
   frame: DriverFrame;
+  /** How it was found: the live element of the snapshot, or the durable locator. */
   via: 'id' | 'xpath' | 'role-name';
 }
 
@@ -73,10 +65,17 @@ export async function findElementByXPath(input: PageInput, xpath: string): Promi
  * The element behind a snapshot id: the very element the walker saw if it is still attached,
  * else its durable locator (the page re-rendered it).
  */
+/**
+ * How many fresh reads a lookup by id makes when the element keeps being replaced between a read
+ * and the lookup (a page re-rendering without end): then it fails, it never spins.
+ */
+export const ID_REREADS = 3;
+
 export async function findElementById(
   input: PageInput,
   snapshot: Snapshot,
   id: ElementId,
+  rereads = ID_REREADS,
 ): Promise<Found | LocateFailure> {
   const page = asDriver(input);
   const el = elementById(snapshot, id);
@@ -96,33 +95,14 @@ export async function findElementById(
   }
   // The element the model saw is gone (re-rendered or removed). Its old path may now point at a
   // neighbour, so only accept what a fresh read says is the same role and name.
+  if (rereads <= 0)
+    return {
+      error: `element [${id}] (${el.role} "${el.name}") was replaced again each time the page was read (${ID_REREADS} reads): the page keeps re-rendering it`,
+    };
   const { snapshot: read } = await import('./snapshot.ts');
   const fresh = await read(page, { text: false });
   const again = findByLocator(fresh, el.locator);
   if (!again) return { error: `element [${id}] (${el.role} "${el.name}") is no longer on the page` };
-  const found = await findElementById(page, fresh, again.id);
+  const found = await findElementById(page, fresh, again.id, rereads - 1);
   return 'error' in found ? found : { ...found, via: 'role-name' };
-}
-
-/** The Playwright handle behind a driver element (Node callers that work on ElementHandles). */
-type Native = { handle: ElementHandle<Element>; frame: { native: Frame } };
-const toLocated = (found: Found | LocateFailure): Located | LocateFailure => {
-  if ('error' in found) return found;
-  const el = found.element as unknown as Partial<Native>;
-  if (!el.handle || !el.frame) return { error: 'this page is not driven by Playwright' };
-  return { handle: el.handle, frame: el.frame.native, via: found.via };
-};
-
-/** `findElementByXPath` for Playwright callers: the element as an ElementHandle. */
-export async function locateByXPath(page: Page, xpath: string): Promise<Located | LocateFailure> {
-  return toLocated(await findElementByXPath(page, xpath));
-}
-
-/** `findElementById` for Playwright callers: the element as an ElementHandle. */
-export async function locateById(
-  page: Page,
-  snapshot: Snapshot,
-  id: ElementId,
-): Promise<Located | LocateFailure> {
-  return toLocated(await findElementById(page, snapshot, id));
 }

@@ -3,8 +3,8 @@
  * step is about to press. Reads where a press would land and, when another element would take it,
  * finds the control that closes what covers it. Refusing consent is preferred to giving it.
  */
-import type { Page } from 'playwright-core';
-import { locateByXPath } from './locate.ts';
+import type { PageInput } from '../browser/page-driver.ts';
+import { findElementByXPath } from './locate.ts';
 
 export interface Obstacle {
   /** Tag, role and first words of the element that would take the press. */
@@ -70,15 +70,15 @@ function inPage(el: Element, dismissWords: string[]): Obstacle | undefined {
 }
 
 /** What covers the element at `xpath` (main document), if anything; undefined when a press would reach it. */
-export async function findObstacle(page: Page, xpath: string): Promise<Obstacle | undefined> {
+export async function findObstacle(page: PageInput, xpath: string): Promise<Obstacle | undefined> {
   if (xpath.includes(' >> ')) return undefined;
-  const found = await locateByXPath(page, xpath);
+  const found = await findElementByXPath(page, xpath);
   if ('error' in found) return undefined;
   try {
-    return await found.handle.evaluate(inPage, DISMISS);
+    return (await found.element.call(inPage, DISMISS)) ?? undefined;
   } catch {
     return undefined;
   } finally {
-    await found.handle.dispose();
+    await found.element.dispose();
   }
 }

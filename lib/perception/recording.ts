@@ -4,10 +4,9 @@
  * showed after it (URL, the field's value, the box's checked state). Secrets are put back as their
  * `%name%` placeholders before anything is kept.
  */
-import type { Page } from 'playwright-core';
-import { settle } from '../browser/settle.ts';
+import { asDriver, type PageInput } from '../browser/page-driver.ts';
 import { type PageCandidate, readCandidates } from './candidates.ts';
-import { locateByXPath } from './locate.ts';
+import { findElementByXPath } from './locate.ts';
 import { redactText } from './redact.ts';
 import type { DurableLocator } from './types.ts';
 
@@ -32,10 +31,11 @@ export interface PendingRecording extends ElementRecording {
 
 const MAX_LINES = 5000;
 
-async function visibleLines(page: Page): Promise<string[] | undefined> {
-  return page
-    .evaluate(
-      (max) =>
+async function visibleLines(page: PageInput): Promise<string[] | undefined> {
+  return asDriver(page)
+    .mainFrame()
+    .call(
+      (max: number) =>
         (document.body?.innerText ?? '')
           .split('\n')
           .map((l) => l.replace(/\s+/g, ' ').trim())
@@ -67,7 +67,7 @@ export function appearedLine(
   );
 }
 
-export async function recordBefore(page: Page, locator: DurableLocator): Promise<PendingRecording> {
+export async function recordBefore(page: PageInput, locator: DurableLocator): Promise<PendingRecording> {
   const candidates = await readCandidates(page, locator).catch(() => [
     { kind: 'xpath' as const, value: locator.xpath },
   ]);
@@ -76,20 +76,21 @@ export async function recordBefore(page: Page, locator: DurableLocator): Promise
 }
 
 export async function recordAfter(
-  page: Page,
+  input: PageInput,
   pending: PendingRecording,
   locator: DurableLocator,
   urlBefore: string,
   secrets?: Record<string, string>,
 ): Promise<ElementRecording> {
+  const page = asDriver(input);
   const { linesBefore, ...rec } = pending;
   const url = page.url();
   const after: NonNullable<ElementRecording['after']> = { url, navigated: url !== urlBefore };
   if (!after.navigated) {
-    const found = await locateByXPath(page, locator.xpath).catch(() => undefined);
+    const found = await findElementByXPath(page, locator.xpath).catch(() => undefined);
     if (found && !('error' in found)) {
-      const state = await found.handle
-        .evaluate((el) => ({
+      const state = await found.element
+        .call((el) => ({
           value:
             el instanceof HTMLInputElement ||
             el instanceof HTMLTextAreaElement ||
@@ -100,13 +101,13 @@ export async function recordAfter(
             el instanceof HTMLInputElement && /^(checkbox|radio)$/.test(el.type) ? el.checked : undefined,
         }))
         .catch(() => ({ value: undefined, checked: undefined }));
-      await found.handle.dispose();
+      await found.element.dispose();
       if (state.value !== undefined) after.value = redactText(state.value, secrets);
       if (state.checked !== undefined) after.checked = state.checked;
     }
     if (linesBefore) {
       // A message the click brings up renders a moment later.
-      await settle(page, { timeoutMs: 800, quietMs: 50 }).catch(() => undefined);
+      await page.settle({ timeoutMs: 800, quietMs: 50 }).catch(() => undefined);
       const now = await visibleLines(page);
       const line = now ? appearedLine(linesBefore, now, secrets) : undefined;
       if (line) after.appeared = line;

@@ -6,7 +6,7 @@
  */
 import type { ElementHandle, Page } from 'playwright-core';
 import { substitute } from '../actions/helpers.ts';
-import { locateById } from '../perception/locate.ts';
+import { locateById } from '../browser/playwright-locate.ts';
 import { redactText } from '../perception/redact.ts';
 import type { Snapshot } from '../perception/types.ts';
 import { COUNT_TYPES, NEEDS_EXPECTED, type VerificationCommand, type VerificationType } from './decision.ts';

@@ -5,8 +5,8 @@
  */
 import type { Page } from 'playwright-core';
 import { substitute } from '../actions/helpers.ts';
+import { locateByXPath } from '../browser/playwright-locate.ts';
 import { settle } from '../browser/settle.ts';
-import { locateByXPath } from '../perception/locate.ts';
 import { redactText } from '../perception/redact.ts';
 import type { PostCondition } from './schema.ts';
 

@@ -1,5 +1,5 @@
 import type { Page } from 'playwright-core';
-import { locateById, locateByXPath } from '../../lib/perception/locate.ts';
+import { locateById, locateByXPath } from '../../lib/browser/playwright-locate.ts';
 import type { Snapshot } from '../../lib/perception/types.ts';
 
 /**
