@@ -74,8 +74,18 @@ function secretTextRects(values: string[]): { x: number; y: number; w: number; h
   return out;
 }
 
-/** Draws the marks in a shadow root on top of everything; removed right after the screenshot. */
-function drawMarks(marks: Mark[], secrets: { x: number; y: number; w: number; h: number }[]): void {
+/**
+ * Draws the marks in a shadow root on top of everything; removed right after the screenshot. The
+ * secret text is looked up in the same call (`findRects`: secretTextRects' source) — one round trip
+ * to the page, not two. `click` is a ring where the last coordinate click landed.
+ */
+function drawMarks(
+  marks: Mark[],
+  values: string[],
+  findRects: (values: string[]) => { x: number; y: number; w: number; h: number }[],
+  click: { x: number; y: number } | null,
+): void {
+  const secrets = findRects(values);
   const host = document.createElement('div');
   host.setAttribute('data-bfn-som', '');
   host.style.cssText = 'position:fixed;inset:0;z-index:2147483647;pointer-events:none;';
@@ -94,11 +104,28 @@ function drawMarks(marks: Mark[], secrets: { x: number; y: number; w: number; h:
     cover.style.cssText = `position:fixed;left:${r.x - 2}px;top:${r.y - 2}px;width:${r.w + 4}px;height:${r.h + 4}px;background:#222;`;
     root.append(cover);
   }
+  if (click) {
+    const ring = document.createElement('div');
+    ring.style.cssText = `position:fixed;left:${click.x - 10}px;top:${click.y - 10}px;width:16px;height:16px;border:3px solid #ff00ff;border-radius:50%;`;
+    root.append(ring);
+  }
   document.documentElement.append(host);
 }
 
 function removeMarks(): void {
   for (const el of Array.from(document.querySelectorAll('[data-bfn-som]'))) el.remove();
+}
+
+export interface MarksOptions {
+  /** Values no picture may show: fields holding them and text showing them are painted over. */
+  secrets?: Record<string, string>;
+  /** A ring at this viewport point (CSS pixels): where the last coordinate click landed. */
+  click?: { x: number; y: number };
+  /**
+   * Takes the viewport picture once the marks are drawn (default: the driver's PNG screenshot). A
+   * caller with a faster way for its page (scenarios: CDP's PNG optimised for speed) passes it.
+   */
+  capture?: () => Promise<Uint8Array>;
 }
 
 /**
@@ -108,15 +135,16 @@ function removeMarks(): void {
 export async function marksPicture(
   page: PageDriver,
   snapshot: Snapshot,
-  options: { secrets?: Record<string, string> } = {},
+  options: MarksOptions = {},
 ): Promise<Uint8Array> {
   const marks = marksFor(snapshot);
   const values = Object.values(options.secrets ?? {}).filter((v) => v.length > 0);
-  const hidden = await findSecretText(page, values);
   const main = page.mainFrame();
-  await main.evaluate(`(${drawMarks.toString()})(${JSON.stringify(marks)}, ${JSON.stringify(hidden)})`);
+  await main.evaluate(
+    `(${drawMarks.toString()})(${JSON.stringify(marks)}, ${JSON.stringify(values)}, ${secretTextRects.toString()}, ${JSON.stringify(options.click ?? null)})`,
+  );
   try {
-    return await page.screenshot();
+    return await (options.capture ? options.capture() : page.screenshot());
   } finally {
     await main.evaluate(`(${removeMarks.toString()})()`).catch(() => undefined);
   }
@@ -126,7 +154,7 @@ export async function marksPicture(
 export async function setOfMarks(
   page: PageInput,
   snapshot: Snapshot,
-  options: { secrets?: Record<string, string> } = {},
+  options: MarksOptions = {},
 ): Promise<Buffer> {
   const png = await marksPicture(asDriver(page), snapshot, options);
   return Buffer.isBuffer(png) ? png : Buffer.from(png);

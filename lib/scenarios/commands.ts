@@ -74,6 +74,8 @@ export interface RunContext {
   step: number;
   variables?: Record<string, string>;
   checkNavigation?: (url: string) => Promise<void>;
+  /** Each command's wall time as it ends (the runner's phase split). */
+  onCommand?: (kind: 'action' | 'verify', ms: number) => void;
 }
 
 async function cssOf(page: Page, locator: DurableLocator): Promise<string | undefined> {
@@ -146,14 +148,17 @@ export async function runCommands(
       results.push({ command: c, ok: false, skipped: true, message: `not run: ${stop}` });
       continue;
     }
+    const started = performance.now();
     if (c.kind === 'verify') {
       const got = await runCheck(ctx, c);
+      ctx.onCommand?.('verify', performance.now() - started);
       results.push(got.result);
       recorded.push(got.recorded);
       if (!got.result.ok) stop = 'a verification before it failed';
       continue;
     }
     const got = await runAction(ctx, c);
+    ctx.onCommand?.('action', performance.now() - started);
     results.push(got.result);
     if (got.recorded) recorded.push(got.recorded);
     if (!got.result.ok) stop = 'a command before it failed';

@@ -44,7 +44,22 @@ export interface ScenarioDeps {
    * (offered after 3 failed attempts on a step) are refused unless they state a reason.
    */
   scriptMode?: boolean;
+  /**
+   * Wall time of each phase of an iteration, as it ends (bench:scenarios prints the split): `blockers`
+   * (zero-token clearing), `snapshot`, `picture` (set-of-marks), `model` (the decision, looks
+   * included), `actions`, `verifications`, `bookkeeping` (the record, memory).
+   */
+  onPhase?: (phase: ScenarioPhase, ms: number) => void;
 }
+
+export type ScenarioPhase =
+  | 'blockers'
+  | 'snapshot'
+  | 'picture'
+  | 'model'
+  | 'actions'
+  | 'verifications'
+  | 'bookkeeping';
 
 export interface IterationRecord {
   step: number;
@@ -180,6 +195,12 @@ export async function runScenario(scenario: Scenario, deps: ScenarioDeps): Promi
         report.reason = 'the deadline passed before the step completed';
         return end('failed', `step ${index + 1}: ${report.reason}`, index + 1);
       }
+      let mark = performance.now();
+      const lap = (phase: ScenarioPhase) => {
+        const now = performance.now();
+        deps.onPhase?.(phase, now - mark);
+        mark = now;
+      };
       const cleared = (await clearBlockers(page, clearingsFor(memory, page.url()))).map(
         (c) =>
           `${c.what} (${c.by === 'memory' ? 'remembered clearing' : c.by === 'framework' ? 'consent framework rule' : 'dialog rule'})`,
@@ -190,8 +211,11 @@ export async function runScenario(scenario: Scenario, deps: ScenarioDeps): Promi
           keywords: step.do.split(/\W+/).filter((w) => w.length > 3),
           ...(secrets ? { secrets } : {}),
         });
+      lap('blockers');
       let snap = await resnap();
+      lap('snapshot');
       const view = await vision.view(snap);
+      lap('picture');
       const coordinates = vision.coordinates;
       const prompt = iterationPrompt({
         stepIndex: index,
@@ -229,11 +253,14 @@ export async function runScenario(scenario: Scenario, deps: ScenarioDeps): Promi
         report.reason = `the model call failed: ${(err as Error).message}`;
         return end('failed', `step ${index + 1}: ${report.reason}`, index + 1);
       }
+      lap('model');
       const replyUsage = reply.usage ?? emptyUsage(llm.model);
       usage = addUsage(usage, replyUsage);
       const decision = reply.value;
       const urlBefore = page.url();
       const blocker = await clearReported(page, decision, snap, deps, index);
+      lap('blockers');
+      let checking = 0;
       if (blocker.recipe) memory = addClearing(memory, urlBefore, blocker.recipe);
       // The clearing changed the page the commands were decided on only if it navigated.
       const ran =
@@ -245,6 +272,9 @@ export async function runScenario(scenario: Scenario, deps: ScenarioDeps): Promi
                 step: index,
                 ...(secrets ? { variables: secrets } : {}),
                 ...(deps.checkNavigation ? { checkNavigation: deps.checkNavigation } : {}),
+                onCommand: (kind, ms) => {
+                  if (kind === 'verify') checking += ms;
+                },
               },
               decision.commands,
             )
@@ -257,6 +287,10 @@ export async function runScenario(scenario: Scenario, deps: ScenarioDeps): Promi
               })),
               recorded: [],
             };
+      // Everything but the checks (coordinate commands included) is the actions' time.
+      mark += checking;
+      lap('actions');
+      deps.onPhase?.('verifications', checking);
       stepRecorded.push(...ran.recorded);
       for (const r of ran.results) {
         const v = verificationOf(r);
@@ -292,6 +326,7 @@ export async function runScenario(scenario: Scenario, deps: ScenarioDeps): Promi
         completionTokens: replyUsage.completionTokens,
       };
       iterations.push(record);
+      lap('bookkeeping');
       deps.onIteration?.(record);
       report.iterations = iteration;
       if (settled.status === 'complete') {

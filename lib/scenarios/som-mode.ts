@@ -9,7 +9,7 @@
  * already has (nothing changed) stops the asking for the rest of the step — the model is told so.
  */
 import { createHash } from 'node:crypto';
-import type { Page } from 'playwright-core';
+import type { CDPSession, Page } from 'playwright-core';
 import { z } from 'zod';
 import type { LlmClient, MessagePart, Usage } from '../llm/types.ts';
 import { addUsage, LlmError } from '../llm/types.ts';
@@ -131,30 +131,44 @@ export function lookVerdict(
   return 'send';
 }
 
-/** A ring where the last coordinate click landed, above everything and ignoring the pointer. */
-function ring(arg: { x: number; y: number } | null): void {
-  const id = '__bfn_scenario_click';
-  document.getElementById(id)?.remove();
-  if (!arg) return;
-  const m = document.createElement('div');
-  m.id = id;
-  m.style.cssText = `position:fixed;left:${arg.x - 10}px;top:${arg.y - 10}px;width:16px;height:16px;border:3px solid #ff00ff;border-radius:50%;z-index:2147483647;pointer-events:none;`;
-  document.documentElement.appendChild(m);
+const sessions = new WeakMap<Page, Promise<CDPSession | undefined>>();
+
+/**
+ * The viewport as PNG straight from CDP with `optimizeForSpeed` (a faster zlib setting; still
+ * lossless, so the markers' colours and the painted-over secrets are exact): Playwright's own
+ * screenshot adds round trips (fonts, caret, scale) that an iteration pays every time. One session
+ * per page, kept; the driver's screenshot when the page has no CDP (not Chromium).
+ */
+export async function viewportPng(page: Page): Promise<Uint8Array> {
+  let session = sessions.get(page);
+  if (!session) {
+    session = page
+      .context()
+      .newCDPSession(page)
+      .catch(() => undefined);
+    sessions.set(page, session);
+  }
+  const cdp = await session;
+  if (!cdp) return page.screenshot({ type: 'png' });
+  const { data } = await cdp.send('Page.captureScreenshot', { format: 'png', optimizeForSpeed: true });
+  return Buffer.from(data, 'base64');
 }
 
-/** The viewport with markers (and the click ring when given); secrets masked as perception does. */
+/**
+ * The viewport with markers (and a ring where the last coordinate click landed, when given), drawn,
+ * pictured and removed in one pass; secrets masked as perception does.
+ */
 export async function capturePicture(
   page: Page,
   snap: Snapshot,
   opts: { secrets?: Record<string, string>; marker?: { x: number; y: number } } = {},
 ): Promise<{ png: Buffer; hash: string }> {
-  if (opts.marker) await page.evaluate(`(${ring.toString()})(${JSON.stringify(opts.marker)})`).catch(() => 0);
-  try {
-    const png = await setOfMarks(page, snap, opts.secrets ? { secrets: opts.secrets } : {});
-    return { png, hash: hashPicture(png) };
-  } finally {
-    if (opts.marker) await page.evaluate(`(${ring.toString()})(null)`).catch(() => 0);
-  }
+  const png = await setOfMarks(page, snap, {
+    ...(opts.secrets ? { secrets: opts.secrets } : {}),
+    ...(opts.marker ? { click: opts.marker } : {}),
+    capture: () => viewportPng(page),
+  });
+  return { png, hash: hashPicture(png) };
 }
 
 export const imagePart = (png: Buffer): MessagePart => ({
