@@ -4,7 +4,7 @@
  * a call that ran out of time answers `running` and the same runId + sampleId resumes it.
  */
 import { randomUUID } from 'node:crypto';
-import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import { type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AgentDeps } from '../agent/deps.ts';
 import { runAgent } from '../agent/run-agent.ts';
 import { AgentTaskSchema } from '../agent/state.ts';
@@ -15,14 +15,19 @@ import { OpError } from '../ops/types.ts';
 import { storesFromEnv } from '../store/config.ts';
 import { runEvidencePrefix } from '../store/keys.ts';
 import type { EvidenceStore, RunStore } from '../store/ports.ts';
-import { authedResponses } from './openapi-responses.ts';
-import { admitCdp, modelFor, type OpDeps } from './run-op.ts';
-import { ErrorBody, ModelChoice } from './schemas.ts';
+import {
+  admitUrl,
+  deadlineOf,
+  HttpUrl,
+  navigationGuard,
+  pageRoute,
+  requireModel,
+  SecretVariables,
+  TimeoutMs,
+} from './page-route.ts';
+import { admitCdp, type OpDeps } from './run-op.ts';
+import { ModelChoice } from './schemas.ts';
 
-const HttpUrl = z
-  .string()
-  .url()
-  .refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL');
 const Id = z
   .string()
   .min(1)
@@ -48,10 +53,7 @@ export const AgentRequest = z
       .optional()
       .describe('scenario mode: steps done in order'),
     pageBudget: z.number().int().min(300).max(50_000).optional().describe('tokens of page text per step'),
-    variables: z
-      .record(z.string().regex(/^[A-Za-z_][\w.-]*$/, 'variable names are letters, digits, _ . -'), z.string())
-      .optional()
-      .describe('secrets typed as %name%; never sent to the model, logged or stored'),
+    variables: SecretVariables,
     model: ModelChoice.optional(),
     mode: z
       .enum(['dom', 'cua'])
@@ -61,7 +63,7 @@ export const AgentRequest = z
       ),
     runId: Id.optional().describe('resume or group samples: same runId + sampleId continues a sample'),
     sampleId: Id.optional(),
-    timeoutMs: z.number().int().min(1000).max(900_000).optional().describe('answer by then (default 120 s)'),
+    timeoutMs: TimeoutMs,
   })
   .strict()
   .refine((b) => !!b.url !== !!b.cdpUrl, { message: 'give exactly one of url or cdpUrl', path: ['url'] })
@@ -116,28 +118,11 @@ const configuredStores = (() => {
   };
 })();
 
-/** 401, 429 and the 502 / 504 of opening the browser and page (a deadline inside the loop is a 200). */
-const deadlineAnswers = authedResponses({}, { limit: 'calls', deadline: true });
-
-const route = createRoute({
-  method: 'post',
+const route = pageRoute({
   path: '/v1/agent',
   summary: 'Carry out a goal on a page with the agent loop',
-  security: [{ bearer: [] }],
-  request: { body: { content: { 'application/json': { schema: AgentRequest } }, required: true } },
-  responses: {
-    200: {
-      description: 'the sample ended, or the deadline passed',
-      content: { 'application/json': { schema: AgentResponse } },
-    },
-    400: { description: 'invalid request', content: { 'application/json': { schema: ErrorBody } } },
-    403: {
-      description: 'URL blocked by the network guard',
-      content: { 'application/json': { schema: ErrorBody } },
-    },
-    422: { description: 'no model configured', content: { 'application/json': { schema: ErrorBody } } },
-    ...deadlineAnswers,
-  },
+  request: AgentRequest,
+  ok: { description: 'the sample ended, or the deadline passed', schema: AgentResponse },
 });
 
 type Env = { Variables: { tenant: string } };
@@ -186,18 +171,11 @@ export function registerAgentRoute(app: OpenAPIHono<Env>, deps: AgentRouteDeps):
   app.openapi(route, async (c) => {
     const body = c.req.valid('json');
     const tenant = c.get('tenant');
-    if (body.url) {
-      const verdict = await checkUrl(body.url, deps.policy);
-      if (!verdict.ok) throw new OpError('blocked', verdict.message);
-    }
+    if (body.url) await admitUrl(body.url, deps);
     // The operator's list of browser endpoints applies here as everywhere (400 / 403 / 502).
     const cdpUrl = body.cdpUrl ? await admitCdp(body.cdpUrl, deps) : undefined;
     const computerUse = body.mode === 'cua' ? await computerUseFor(body.model, deps) : undefined;
-    const llm = computerUse ? noChatModel : await modelFor(body, deps);
-    if (!llm) {
-      const { noModelError } = await import('../llm/config.ts');
-      throw new OpError('no_model', `the agent needs a model. ${noModelError().message}`);
-    }
+    const llm = computerUse ? noChatModel : await requireModel(body, deps, 'the agent needs');
     const {
       schema,
       requiredFields,
@@ -240,14 +218,10 @@ export function registerAgentRoute(app: OpenAPIHono<Env>, deps: AgentRouteDeps):
         });
         return { page: s.page, close: () => s.close() };
       },
-      checkNavigation: async (url) => {
-        const verdict = await checkUrl(url, deps.policy);
-        if (!verdict.ok) throw new OpError('blocked', verdict.message);
-      },
+      checkNavigation: navigationGuard(deps),
       ...(body.variables ? { variables: body.variables } : {}),
       ...(deps.log ? { log: deps.log } : {}),
     };
-    const timeoutMs = body.timeoutMs ?? deps.requestTimeoutMs ?? 120_000;
     // A cdpUrl session starts wherever the remote page is.
     let startUrl = body.url;
     if (!startUrl) {
@@ -256,7 +230,7 @@ export function registerAgentRoute(app: OpenAPIHono<Env>, deps: AgentRouteDeps):
       await probe.close();
     }
     const state = await runAgent({ tenant, runId, sampleId, task, url: startUrl }, agentDeps, {
-      deadline: Date.now() + timeoutMs,
+      deadline: deadlineOf(body, deps),
     });
     return c.json(
       {

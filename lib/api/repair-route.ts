@@ -5,21 +5,25 @@
  * was repaired, and — for a repair that would change an assertion's expected value — `review`
  * with the change left out of the script unless `allowAssertionChanges` is set.
  */
-import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
-import { checkUrl } from '../browser/guard.ts';
-import { guardedGoto } from '../browser/navigate.ts';
-import { openSession } from '../browser/session.ts';
+import { type OpenAPIHono, z } from '@hono/zod-openapi';
 import { OpError } from '../ops/types.ts';
 import { repairScript } from '../scenarios/repair/repair.ts';
 import { loadTs, parseScript, ScriptError, stepAtLine } from '../scenarios/repair/script.ts';
-import { authedResponses } from './openapi-responses.ts';
-import { modelFor, type OpDeps } from './run-op.ts';
+import {
+  admitUrl,
+  deadlineOf,
+  HttpUrl,
+  navigationGuard,
+  onFreshPage,
+  pageRoute,
+  requireModel,
+  SecretVariables,
+  TimeoutMs,
+  UsageBody,
+  usageBody,
+} from './page-route.ts';
+import type { OpDeps } from './run-op.ts';
 import { ErrorBody, ModelChoice } from './schemas.ts';
-
-const HttpUrl = z
-  .string()
-  .url()
-  .refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL');
 
 export const RepairRequest = z
   .object({
@@ -43,17 +47,14 @@ export const RepairRequest = z
       .strict()
       .optional()
       .describe('the failure as seen; without it the first step that fails on the page is repaired'),
-    variables: z
-      .record(z.string().regex(/^[A-Za-z_][\w.-]*$/, 'variable names are letters, digits, _ . -'), z.string())
-      .optional()
-      .describe('secrets typed as %name%; never sent to the model, logged or stored'),
+    variables: SecretVariables,
     allowAssertionChanges: z
       .boolean()
       .optional()
       .describe("apply repairs that change an assertion's expected value (default: report them for review)"),
     model: ModelChoice.optional(),
     stepTimeoutMs: z.number().int().min(500).max(60_000).optional().describe('per script step (default 5 s)'),
-    timeoutMs: z.number().int().min(1000).max(900_000).optional().describe('answer by then (default 120 s)'),
+    timeoutMs: TimeoutMs,
   })
   .strict()
   .openapi('RepairRequest');
@@ -79,37 +80,24 @@ export const RepairResponse = z
     script: z.string().optional().describe('the repaired script (status repaired or review)'),
     steps: z.array(z.object({ step: z.number(), line: z.number(), text: z.string(), outcome: z.string() })),
     url: z.string(),
-    usage: z.object({
-      promptTokens: z.number(),
-      completionTokens: z.number(),
-      calls: z.number(),
-      ms: z.number(),
-    }),
+    usage: UsageBody,
   })
   .openapi('RepairResponse');
 
-const route = createRoute({
-  method: 'post',
+const route = pageRoute({
   path: '/v1/repair',
   summary: 'Repair the broken step of a Playwright script on a live page',
-  security: [{ bearer: [] }],
-  request: { body: { content: { 'application/json': { schema: RepairRequest } }, required: true } },
-  responses: {
-    200: {
-      description:
-        'the script ran to its end with its broken steps repaired, or the repair ended stuck / failed',
-      content: { 'application/json': { schema: RepairResponse } },
-    },
+  request: RepairRequest,
+  ok: {
+    description:
+      'the script ran to its end with its broken steps repaired, or the repair ended stuck / failed',
+    schema: RepairResponse,
+  },
+  own: {
     400: {
       description: 'invalid request (a script that does not parse, a line that is not a step)',
       content: { 'application/json': { schema: ErrorBody } },
     },
-    403: {
-      description: 'URL blocked by the network guard',
-      content: { 'application/json': { schema: ErrorBody } },
-    },
-    422: { description: 'no model configured', content: { 'application/json': { schema: ErrorBody } } },
-    ...authedResponses({}, { limit: 'calls', deadline: true }),
   },
 });
 
@@ -136,49 +124,23 @@ export function registerRepairRoute(
         );
       throw err;
     }
-    const verdict = await checkUrl(body.url, deps.policy);
-    if (!verdict.ok) throw new OpError('blocked', verdict.message);
-    const llm = await modelFor(body, deps);
-    if (!llm) {
-      const { noModelError } = await import('../llm/config.ts');
-      throw new OpError('no_model', `repair needs a model. ${noModelError().message}`);
-    }
-    const browser = deps.browser ? await deps.browser() : undefined;
-    const session = await openSession({ ...(browser ? { browser } : {}), policy: deps.policy });
-    try {
-      const checkNavigation = async (url: string) => {
-        const v = await checkUrl(url, deps.policy);
-        if (!v.ok) throw new OpError('blocked', v.message);
-      };
-      await guardedGoto(session.page, body.url);
-      await session.page.waitForLoadState('load', { timeout: 10_000 }).catch(() => undefined);
+    await admitUrl(body.url, deps);
+    const llm = await requireModel(body, deps, 'repair needs');
+    return onFreshPage(body.url, deps, async (page) => {
       const result = await repairScript({
         source: body.script,
         fileName,
         ...(body.error ? { error: body.error } : {}),
-        page: session.page,
+        page,
         llm,
-        checkNavigation,
+        checkNavigation: navigationGuard(deps),
         ...(body.variables ? { variables: body.variables } : {}),
         ...(body.allowAssertionChanges ? { allowAssertionChanges: true } : {}),
         ...(body.stepTimeoutMs ? { stepTimeoutMs: body.stepTimeoutMs } : {}),
-        deadline: Date.now() + (body.timeoutMs ?? deps.requestTimeoutMs ?? 120_000),
+        deadline: deadlineOf(body, deps),
       });
       const { iterations: _iterations, usage, ...kept } = result;
-      return c.json(
-        {
-          ...kept,
-          usage: {
-            promptTokens: usage.promptTokens,
-            completionTokens: usage.completionTokens,
-            calls: usage.calls,
-            ms: usage.ms,
-          },
-        },
-        200,
-      );
-    } finally {
-      await session.close();
-    }
+      return c.json({ ...kept, usage: usageBody(usage) }, 200);
+    });
   });
 }

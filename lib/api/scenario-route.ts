@@ -7,10 +7,7 @@
  * scenario with `compile: true` — the workflow that replays it without a model.
  */
 import { randomUUID } from 'node:crypto';
-import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
-import { checkUrl } from '../browser/guard.ts';
-import { guardedGoto } from '../browser/navigate.ts';
-import { openSession } from '../browser/session.ts';
+import { type OpenAPIHono, z } from '@hono/zod-openapi';
 import { OpError } from '../ops/types.ts';
 import { redactText } from '../perception/redact.ts';
 import { compileScenario } from '../scenarios/compile.ts';
@@ -19,14 +16,21 @@ import { ScenarioSchema } from '../scenarios/spec.ts';
 import { storesFromEnv } from '../store/config.ts';
 import { runEvidencePrefix, sampleEvidenceKey } from '../store/keys.ts';
 import type { EvidenceStore } from '../store/ports.ts';
-import { authedResponses } from './openapi-responses.ts';
-import { modelFor, type OpDeps } from './run-op.ts';
+import {
+  admitUrl,
+  deadlineOf,
+  HttpUrl,
+  navigationGuard,
+  onFreshPage,
+  pageRoute,
+  requireModel,
+  SecretVariables,
+  TimeoutMs,
+  UsageBody,
+  usageBody,
+} from './page-route.ts';
+import type { OpDeps } from './run-op.ts';
 import { ErrorBody, ModelChoice } from './schemas.ts';
-
-const HttpUrl = z
-  .string()
-  .url()
-  .refine((u) => /^https?:\/\//i.test(u), 'must be an http(s) URL');
 
 export const ScenarioRequest = z
   .object({
@@ -41,10 +45,7 @@ export const ScenarioRequest = z
     concurrency: z.number().int().min(1).max(1000).optional().describe('a run: samples worked on at once'),
     steps: ScenarioSchema.shape.steps,
     vision: ScenarioSchema.shape.vision,
-    variables: z
-      .record(z.string().regex(/^[A-Za-z_][\w.-]*$/, 'variable names are letters, digits, _ . -'), z.string())
-      .optional()
-      .describe('secrets typed as %name%; never sent to the model, logged or stored'),
+    variables: SecretVariables,
     model: ModelChoice.optional(),
     compile: z.boolean().optional().describe('a passed scenario answers with the workflow that replays it'),
     runId: z
@@ -53,7 +54,7 @@ export const ScenarioRequest = z
       .max(120)
       .regex(/^[\w.-]+$/, 'letters, digits, _ . - only')
       .optional(),
-    timeoutMs: z.number().int().min(1000).max(900_000).optional().describe('answer by then (default 120 s)'),
+    timeoutMs: TimeoutMs,
   })
   .strict()
   .superRefine((b, ctx) => {
@@ -99,12 +100,7 @@ export const ScenarioResponse = z
       }),
     ),
     url: z.string(),
-    usage: z.object({
-      promptTokens: z.number(),
-      completionTokens: z.number(),
-      calls: z.number(),
-      ms: z.number(),
-    }),
+    usage: UsageBody,
     workflow: z.unknown().optional(),
     notCarried: z.array(z.string()).optional().describe('verifications the compiled workflow does not check'),
     evidence: z.object({
@@ -130,31 +126,20 @@ const configuredEvidence = (() => {
   };
 })();
 
-/** 401, 429 and the 502 / 504 of opening the browser and page (a deadline inside the loop is a 200). */
-const deadlineAnswers = authedResponses({}, { limit: 'calls', deadline: true });
-
-const route = createRoute({
-  method: 'post',
+const route = pageRoute({
   path: '/v1/scenarios',
   summary: 'Carry out a step list on a page and prove each step',
-  security: [{ bearer: [] }],
-  request: { body: { content: { 'application/json': { schema: ScenarioRequest } }, required: true } },
-  responses: {
-    200: {
-      description: 'the scenario ended (passed, stuck, infeasible) or failed (model error, deadline)',
-      content: { 'application/json': { schema: ScenarioResponse } },
-    },
+  request: ScenarioRequest,
+  ok: {
+    description: 'the scenario ended (passed, stuck, infeasible) or failed (model error, deadline)',
+    schema: ScenarioResponse,
+  },
+  own: {
     202: {
       description:
         'urls or async: a run in mode "scenario" was started ({ runId, status: queued }; see /v1/runs/{id})',
       content: { 'application/json': { schema: z.object({ runId: z.string(), status: z.string() }) } },
     },
-    400: { description: 'invalid request', content: { 'application/json': { schema: ErrorBody } } },
-    403: {
-      description: 'URL blocked by the network guard',
-      content: { 'application/json': { schema: ErrorBody } },
-    },
-    422: { description: 'no model configured', content: { 'application/json': { schema: ErrorBody } } },
     409: {
       description: 'urls or async: an execution of the run is already under way (as POST /v1/runs)',
       content: { 'application/json': { schema: ErrorBody } },
@@ -167,7 +152,6 @@ const route = createRoute({
       description: 'urls or async: the orchestrator refused to start the run (as POST /v1/runs; retryable)',
       content: { 'application/json': { schema: ErrorBody } },
     },
-    ...deadlineAnswers,
   },
 });
 
@@ -179,40 +163,27 @@ export function registerScenarioRoute(app: OpenAPIHono<Env>, deps: ScenarioRoute
     if (asRun(body)) return startRun(app, c.req.raw, body, deps) as never;
     if (!body.url) throw new OpError('invalid', 'url: required');
     const tenant = c.get('tenant');
-    const verdict = await checkUrl(body.url, deps.policy);
-    if (!verdict.ok) throw new OpError('blocked', verdict.message);
-    const llm = await modelFor(body, deps);
-    if (!llm) {
-      const { noModelError } = await import('../llm/config.ts');
-      throw new OpError('no_model', `scenarios need a model. ${noModelError().message}`);
-    }
+    await admitUrl(body.url, deps);
+    const llm = await requireModel(body, deps, 'scenarios need');
     const scenario = ScenarioSchema.parse({
       steps: body.steps,
       ...(body.vision ? { vision: body.vision } : {}),
     });
     const runId = body.runId ?? `scenario_${randomUUID()}`;
     const { evidence } = (deps.agentStores ?? configuredEvidence)(tenant);
-    const browser = deps.browser ? await deps.browser() : undefined;
-    const session = await openSession({ ...(browser ? { browser } : {}), policy: deps.policy });
     const secrets = body.variables;
     const files: { key: string; sha256: string }[] = [];
     const save = async (file: string, data: Uint8Array | string, type: string) => {
       const obj = await evidence.put(sampleEvidenceKey(tenant, runId, 'main', file), data, type);
       files.push({ key: obj.key, sha256: obj.sha256 });
     };
-    try {
-      const checkNavigation = async (url: string) => {
-        const v = await checkUrl(url, deps.policy);
-        if (!v.ok) throw new OpError('blocked', v.message);
-      };
-      await guardedGoto(session.page, body.url);
-      await session.page.waitForLoadState('load', { timeout: 10_000 }).catch(() => undefined);
+    return onFreshPage(body.url, deps, async (page) => {
       const result = await runScenario(scenario, {
-        page: session.page,
+        page,
         llm,
-        checkNavigation,
+        checkNavigation: navigationGuard(deps),
         ...(secrets ? { variables: secrets } : {}),
-        deadline: Date.now() + (body.timeoutMs ?? deps.requestTimeoutMs ?? 120_000),
+        deadline: deadlineOf(body, deps),
         // Compiling: coordinate commands must state why no element of the outline would do.
         ...(body.compile ? { scriptMode: true } : {}),
       });
@@ -221,7 +192,7 @@ export function registerScenarioRoute(app: OpenAPIHono<Env>, deps: ScenarioRoute
       if (result.status !== 'passed' && !secrets)
         await save(
           `step_${result.failedStep ?? 0}_end.png`,
-          await session.page.screenshot({ type: 'png' }),
+          await page.screenshot({ type: 'png' }),
           'image/png',
         );
       const { memory: _memory, ...kept } = result;
@@ -235,20 +206,13 @@ export function registerScenarioRoute(app: OpenAPIHono<Env>, deps: ScenarioRoute
           ...(result.failedStep ? { failedStep: result.failedStep } : {}),
           steps: result.steps,
           url: result.url,
-          usage: {
-            promptTokens: result.usage.promptTokens,
-            completionTokens: result.usage.completionTokens,
-            calls: result.usage.calls,
-            ms: result.usage.ms,
-          },
+          usage: usageBody(result.usage),
           ...(compiled ? { workflow: compiled.workflow, notCarried: compiled.notCarried } : {}),
           evidence: { prefix: runEvidencePrefix(tenant, runId), files },
         },
         200,
       );
-    } finally {
-      await session.close();
-    }
+    });
   });
 }
 
