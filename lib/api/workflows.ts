@@ -93,6 +93,23 @@ function versionQuery(c: Context<Env>): number | undefined | 'bad' {
   return Number.isInteger(n) && n >= 1 ? n : 'bad';
 }
 
+/** The version `?version=` asks for (else the latest), a 404 naming it, or the 400 of a bad number. */
+async function askedVersion(
+  c: Context<Env>,
+  store: WorkflowStore,
+  id: string,
+): Promise<{ record: WorkflowVersionRecord } | { answer: Response }> {
+  const version = versionQuery(c);
+  if (version === 'bad')
+    return {
+      answer: invalid(c, 'version: a whole number from 1', [
+        { path: 'version', message: 'a whole number from 1' },
+      ]),
+    };
+  const record = await store.getVersion(c.get('tenant'), id, version);
+  return record ? { record } : { answer: notFound(c, id, version) };
+}
+
 export function registerWorkflowRoutes(app: Hono<Env>, deps: WorkflowsApiDeps): void {
   const { store } = deps;
   if ('openAPIRegistry' in app) documentRoutes(app.openAPIRegistry as Registry);
@@ -155,14 +172,8 @@ export function registerWorkflowRoutes(app: Hono<Env>, deps: WorkflowsApiDeps): 
   app.use('/v1/workflows/:id/*', checkId);
 
   app.get('/v1/workflows/:id', async (c) => {
-    const id = c.req.param('id');
-    const version = versionQuery(c);
-    if (version === 'bad')
-      return invalid(c, 'version: a whole number from 1', [
-        { path: 'version', message: 'a whole number from 1' },
-      ]);
-    const record = await store.getVersion(c.get('tenant'), id, version);
-    return record ? c.json(versionView(record, true), 200) : notFound(c, id, version);
+    const asked = await askedVersion(c, store, c.req.param('id'));
+    return 'answer' in asked ? asked.answer : c.json(versionView(asked.record, true), 200);
   });
 
   app.get('/v1/workflows/:id/versions', async (c) => {
@@ -174,13 +185,9 @@ export function registerWorkflowRoutes(app: Hono<Env>, deps: WorkflowsApiDeps): 
 
   app.get('/v1/workflows/:id/export', async (c) => {
     const id = c.req.param('id');
-    const version = versionQuery(c);
-    if (version === 'bad')
-      return invalid(c, 'version: a whole number from 1', [
-        { path: 'version', message: 'a whole number from 1' },
-      ]);
-    const record = await store.getVersion(c.get('tenant'), id, version);
-    if (!record) return notFound(c, id, version);
+    const asked = await askedVersion(c, store, id);
+    if ('answer' in asked) return asked.answer;
+    const { record } = asked;
     const checked = validateWorkflow(record.document);
     if (!checked.ok)
       return c.json({ error: { kind: 'invalid', message: 'stored workflow no longer validates' } }, 409);
