@@ -52,6 +52,14 @@ const inPageArgs = (opts: SnapshotOptions, main: boolean) => ({
   text: opts.text ?? true,
 });
 
+/**
+ * The URL each frame's document had when this process last installed the collector in it. A frame
+ * not in here (or now at another URL: most likely a new document) gets the install at once: asking
+ * first would cost a second round trip on every first read of a page. A same-document URL change
+ * only costs sending the source again.
+ */
+const installedAt = new WeakMap<DriverFrame, string>();
+
 async function collectFrame(
   frame: DriverFrame,
   opts: SnapshotOptions,
@@ -60,9 +68,12 @@ async function collectFrame(
   watch?: string,
 ): Promise<RawCollect | Busy> {
   const args = inPageArgs(opts, main);
+  const url = frame.url();
   const json =
-    (await frame.evaluate<string | undefined>(collectCall(args, quietMs, watch))) ??
-    (await frame.evaluate<string>(collectInstall(args, quietMs, watch)));
+    (installedAt.get(frame) === url
+      ? await frame.evaluate<string | undefined>(collectCall(args, quietMs, watch))
+      : undefined) ?? (await frame.evaluate<string>(collectInstall(args, quietMs, watch)));
+  installedAt.set(frame, url);
   return JSON.parse(json) as RawCollect | Busy;
 }
 

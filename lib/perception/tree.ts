@@ -26,8 +26,26 @@ export interface FrameCollect {
 const intersects = (b: { x: number; y: number; width: number; height: number }, c: FrameCollect['clip']) =>
   b.width * b.height > 0 && b.x < c.x + c.w && b.x + b.width > c.x && b.y < c.y + c.h && b.y + b.height > c.y;
 
-function toElement(packed: PackedElement, frame: FrameCollect, prefix: string, id: number): SnapshotElement {
-  const [, role, name, tag, xpath, flags, url, rawBox, extra] = packed;
+/**
+ * The element of `packed`, whose xpath is `xpath` (decoded by the caller) and whose line reads
+ * `lineText` (`role\0name`, where flag 8 takes both from).
+ */
+function toElement(
+  packed: PackedElement,
+  frame: FrameCollect,
+  prefix: string,
+  id: number,
+  xpath: string,
+  lineText: string,
+): SnapshotElement {
+  const [, packedRole, packedName, tag, , flags, url, rawBox, extra] = packed;
+  let role = packedRole;
+  let name = packedName;
+  if (flags & 8) {
+    const sep = lineText.indexOf('\u0000');
+    role = lineText.slice(0, sep);
+    name = lineText.slice(sep + 1);
+  }
   const { x, y } = frame.info.offset;
   const box = rawBox
     ? { x: rawBox[0] + x, y: rawBox[1] + y, width: rawBox[2], height: rawBox[3] }
@@ -103,7 +121,14 @@ export function assemble(
   const emit = (frame: FrameCollect, baseDepth: number) => {
     const prefix = frame.info.parent === undefined ? '' : frame.info.xpath;
     const packedById = new Map<number, PackedElement>();
-    for (const packed of frame.raw.elements) packedById.set(packed[0], packed);
+    const xpathById = new Map<number, string>();
+    let lastXpath = '';
+    for (const packed of frame.raw.elements) {
+      packedById.set(packed[0], packed);
+      const x = packed[4];
+      lastXpath = typeof x === 'string' ? x : lastXpath.slice(0, x[0]) + x[1];
+      xpathById.set(packed[0], lastXpath);
+    }
     const kids = childrenOf.get(frame.info.index) ?? [];
     const stack: number[] = [];
     frame.raw.lines.forEach((raw: RawLine, i) => {
@@ -111,7 +136,9 @@ export function assemble(
       const d = baseDepth + depth;
       while (stack.length > 0 && (lines[stack[stack.length - 1]!]?.depth ?? -1) >= d) stack.pop();
       const packed = id ? packedById.get(id) : undefined;
-      const el = packed ? toElement(packed, frame, prefix, idFor(frame.info.index, id)) : undefined;
+      const el = packed
+        ? toElement(packed, frame, prefix, idFor(frame.info.index, id), xpathById.get(id)!, text)
+        : undefined;
       const docTop =
         frame.info.parent === undefined
           ? top

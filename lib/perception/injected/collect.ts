@@ -315,6 +315,9 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
     if (block) breakInline();
   }
 
+  // The xpath of the element last packed: the next one is sent as what differs from it.
+  let lastXpath = '';
+
   function pushLine(
     el: Tagged,
     role: string,
@@ -328,6 +331,7 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
     scrollable: boolean,
   ) {
     const tag = el.localName;
+    const shown = shownRole(el, role);
     const url = urlOf(el, hasBase);
     const addressable = interactive || scrollable || !!url || tag === 'iframe' || tag === 'canvas';
     let id = 0;
@@ -339,13 +343,21 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
       // Same-origin URLs travel without their origin; the caller puts it back.
       const shortUrl =
         url && origin !== 'null' && url.startsWith(`${origin}/`) ? url.slice(origin.length) : url;
+      const capped = cap(name, 160);
+      // Said by the line already (most elements): not sent twice.
+      const asLine = capped === name && shown === role;
+      const xpath = xpathChain(el);
+      let shared = 0;
+      const max = Math.min(xpath.length, lastXpath.length);
+      while (shared < max && xpath.charCodeAt(shared) === lastXpath.charCodeAt(shared)) shared++;
+      lastXpath = xpath;
       elements.push([
         id,
-        role,
-        cap(name, 160),
+        asLine ? '' : role,
+        asLine ? '' : capped,
         tag,
-        xpathChain(el),
-        (inView ? 1 : 0) | (interactive ? 2 : 0) | (scrollable ? 4 : 0),
+        shared > 8 ? [shared, xpath.slice(shared)] : xpath,
+        (inView ? 1 : 0) | (interactive ? 2 : 0) | (scrollable ? 4 : 0) | (asLine ? 8 : 0),
         shortUrl || 0,
         // Whole pixels are precise enough to click and cost half the bytes.
         rect.width > 0 || rect.height > 0
@@ -356,7 +368,7 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
     }
     const line: RawLine = [
       depth,
-      `${shownRole(el, role)}\u0000${name}`,
+      `${shown}\u0000${name}`,
       id,
       (interactive ? 1 : 0) | (inView ? 2 : 0),
       Math.round(rect.top + scrollY),

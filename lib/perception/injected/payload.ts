@@ -25,15 +25,19 @@ export interface PackedExtra {
 
 /**
  * One element, as a tuple to keep big pages' payloads small:
- * [id, role, name, tag, xpath, flags (1 in viewport, 2 interactive, 4 scrollable), url | 0,
- *  [x, y, w, h] | 0, extra | 0]. A url starting with `/` is relative to the frame's origin.
+ * [id, role, name, tag, xpath, flags (1 in viewport, 2 interactive, 4 scrollable, 8 role and name
+ *  as on its line), url | 0, [x, y, w, h] | 0, extra | 0]. A url starting with `/` is relative to
+ * the frame's origin. With flag 8, role and name are sent empty: the element's line (the one with
+ * its id) says them. The xpath is whole, or [n, rest]: the first n characters of the previous
+ * element's xpath followed by rest (elements come in document order, so neighbours share most of
+ * their path).
  */
 export type PackedElement = [
   number,
   string,
   string,
   string,
-  string,
+  string | [number, string],
   number,
   string | 0,
   [number, number, number, number] | 0,
