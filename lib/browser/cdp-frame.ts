@@ -195,7 +195,34 @@ function pointerReady(el: Element): string {
   return `<${hit.localName}> intercepts pointer events`;
 }
 
+/**
+ * In the page: is the element ready for keys (`visible`), a choice (`enabled`) or text
+ * (`editable`)? The checks Playwright's fill / selectOption make before they act; '' when ready.
+ */
+function inputReady(el: Element, need: 'visible' | 'enabled' | 'editable'): string {
+  if (!el.isConnected) return 'element is not attached to the DOM';
+  const r = el.getBoundingClientRect();
+  if (r.width < 1 || r.height < 1 || getComputedStyle(el).visibility !== 'visible')
+    return 'element is not visible';
+  if (need === 'visible') return '';
+  if (el.matches(':disabled') || el.getAttribute('aria-disabled') === 'true') return 'element is not enabled';
+  if (
+    need === 'editable' &&
+    ((el as HTMLInputElement).readOnly || el.getAttribute('aria-readonly') === 'true')
+  )
+    return 'element is not editable';
+  return '';
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A timeout the way Playwright words it, or the detach error at once. */
+function notReady(why: string, timeoutMs: number): Error {
+  if (why.startsWith('element is not attached')) return new Error(why);
+  const err = new Error(`Timeout ${timeoutMs}ms exceeded: ${why}`);
+  err.name = 'TimeoutError';
+  return err;
+}
 
 export class CdpElement implements DriverElement {
   constructor(
@@ -260,10 +287,22 @@ export class CdpElement implements DriverElement {
       }
       if (why.startsWith('element is not attached') || performance.now() + wait > deadline) break;
     }
-    const err = new Error(`Timeout ${timeoutMs}ms exceeded: ${why}`);
-    if (why.startsWith('element is not attached')) err.message = why;
-    else err.name = 'TimeoutError';
-    throw err;
+    throw notReady(why, timeoutMs);
+  }
+
+  /**
+   * Waits (up to `timeoutMs`, polling as #readyPoint does) until the element is ready for input of
+   * this kind: a field shown or enabled a moment late is filled, not refused.
+   */
+  async #ready(need: 'visible' | 'enabled' | 'editable', timeoutMs: number): Promise<void> {
+    const deadline = performance.now() + timeoutMs;
+    for (let wait = 0; ; wait = Math.min(wait * 2 || 20, 200)) {
+      if (wait) await sleep(wait);
+      const why = await this.call(inputReady, need);
+      if (!why) return;
+      if (why.startsWith('element is not attached') || performance.now() + wait > deadline)
+        throw notReady(why, timeoutMs);
+    }
   }
 
   async click(options: { clickCount?: number; timeoutMs: number }): Promise<void> {
@@ -276,7 +315,13 @@ export class CdpElement implements DriverElement {
     await this.host.mouse.move(p.x, p.y);
   }
 
-  async fill(text: string, _options: { timeoutMs: number }): Promise<void> {
+  async fill(text: string, options: { timeoutMs: number }): Promise<void> {
+    // Not a field at all fails at once (below); a field not yet shown or enabled is waited for.
+    const field = await this.call(
+      (el) =>
+        el.localName === 'input' || el.localName === 'textarea' || (el as HTMLElement).isContentEditable,
+    );
+    if (field) await this.#ready('editable', options.timeoutMs);
     // Inputs whose value is not typed (date, colour, range) are set, as a user's picker would.
     const how = await this.call((el, value: string) => {
       const input = el as HTMLInputElement;
@@ -311,12 +356,14 @@ export class CdpElement implements DriverElement {
     else await this.host.keyboard.press('Delete');
   }
 
-  async press(key: string, _options: { timeoutMs: number }): Promise<void> {
+  async press(key: string, options: { timeoutMs: number }): Promise<void> {
+    await this.#ready('visible', options.timeoutMs);
     await this.focus();
     await this.host.keyboard.press(key);
   }
 
-  async selectValue(value: string, _options: { timeoutMs: number }): Promise<void> {
+  async selectValue(value: string, options: { timeoutMs: number }): Promise<void> {
+    if (await this.call((el) => el.localName === 'select')) await this.#ready('enabled', options.timeoutMs);
     const ok = await this.call((el, v: string) => {
       if (el.localName !== 'select') return false;
       const select = el as HTMLSelectElement;

@@ -14,6 +14,11 @@ import type { PageDriver } from '../../lib/browser/page-driver.ts';
 import { playwrightDriver } from '../../lib/browser/playwright-driver.ts';
 import { actOn, type CdpPage, connectCdpDriver, extractOn, observeOn } from '../../lib/ops/portable.ts';
 import type { ActResult } from '../../lib/ops/types.ts';
+import { countByRole, readCandidates, resolveCandidate } from '../../lib/perception/candidates.ts';
+import { readExtraction, suggestSelectors } from '../../lib/perception/extractor-dom.ts';
+import { findElementById } from '../../lib/perception/locate.ts';
+import { findObstacle } from '../../lib/perception/obstacles.ts';
+import { recordAfter, recordBefore } from '../../lib/perception/recording.ts';
 import { snapshot } from '../../lib/perception/snapshot.ts';
 import type { Snapshot } from '../../lib/perception/types.ts';
 import { FIXTURE_PAGES } from '../fixtures/manifest.ts';
@@ -297,6 +302,136 @@ describe('raw CDP driver vs Playwright driver', () => {
     } finally {
       await tab.close();
       await isolated.close();
+    }
+  }, 60_000);
+});
+
+describe('perception on the port: the same answers through raw CDP as through Playwright', () => {
+  const both = () => [pw(), cdp.driver] as const;
+
+  it('reads locator candidates for an element and finds each again, and records an action', async () => {
+    await openBoth('/login.html');
+    const results = [];
+    for (const d of both()) {
+      const snap = await snapshot(d);
+      const email = snap.elements.find((e) => e.role === 'textbox' && e.name === 'Email')!;
+      const button = snap.elements.find((e) => e.role === 'button' && e.name === 'Sign in')!;
+      const candidates = [await readCandidates(d, email.locator), await readCandidates(d, button.locator)];
+      const hits = [];
+      for (const c of candidates.flat()) hits.push(await resolveCandidate(d, c));
+      const twins = await countByRole(d, 'button', 'Sign in');
+      const pending = await recordBefore(d, email.locator);
+      await d.mainFrame().call(() => {
+        const el = document.querySelector('input[type=email]') as HTMLInputElement;
+        el.value = 'ada@example.com';
+      });
+      const recorded = await recordAfter(d, pending, email.locator, d.url());
+      results.push({
+        candidates,
+        hits,
+        twins,
+        recorded,
+        xpaths: [email.locator.xpath, button.locator.xpath],
+      });
+    }
+    const [a, b] = results;
+    expect(b).toEqual(a);
+    // Stable attributes first, the position last; every candidate finds that one element again.
+    expect(a!.candidates[0]!.map((c) => c.kind)).toContain('css');
+    expect(a!.candidates[0]!.at(-1)).toEqual({ kind: 'xpath', value: a!.xpaths[0] });
+    expect(a!.hits.every((h) => h.count === 1)).toBe(true);
+    expect(a!.hits.map((h) => h.locator?.xpath)).toEqual(
+      a!.candidates.flatMap((cs, i) => cs.map(() => a!.xpaths[i])),
+    );
+    expect(a!.twins).toBe(1);
+    expect(a!.recorded.after).toMatchObject({ navigated: false, value: 'ada@example.com' });
+  }, 60_000);
+
+  it('finds and replays a recorded extractor over a list the same way', async () => {
+    await openBoth('/products.html');
+    const name = (value: string) => [{ key: 'name', kind: 'string' as const, value }];
+    const sought = { keys: ['name'], items: [name('Trail Runner Shoes'), name('Canvas Backpack')] };
+    const [sa, sb] = [await suggestSelectors(pw(), sought), await suggestSelectors(cdp.driver, sought)];
+    expect(sb).toEqual(sa);
+    expect(sa.ok).toBe(true);
+    if (!sa.ok) return;
+    const spec = { item: sa.item!, fields: sa.fields };
+    const [ra, rb] = [await readExtraction(pw(), spec), await readExtraction(cdp.driver, spec)];
+    expect(rb).toEqual(ra);
+    expect('items' in ra && ra.items.map((r) => r.name)).toEqual([
+      'Trail Runner Shoes',
+      'Canvas Backpack',
+      'Steel Water Bottle',
+      'Merino Wool Socks',
+      'Rain Jacket',
+      'Camping Lantern',
+      'Hiking Poles',
+      'Sun Hat',
+      'Trail Map Set',
+      'Compact Stove',
+      'Sleeping Pad',
+      'First Aid Kit',
+    ]);
+  }, 60_000);
+
+  it('finds what covers an element and the control that refuses consent', async () => {
+    await openBoth('/modal.html');
+    const readMore = async (d: PageDriver) =>
+      (await snapshot(d)).elements.find((e) => e.role === 'link' && e.name === 'Read more')!.locator.xpath;
+    const covered = [];
+    for (const d of both()) covered.push(await findObstacle(d, await readMore(d)));
+    expect(covered[1]).toEqual(covered[0]);
+    expect(covered[0]?.coveredBy).toMatch(/^div/);
+    // The consent banner now covers the whole page: its "Reject all" is the way out.
+    const banners = [];
+    for (const d of both()) {
+      const xpath = await readMore(d);
+      await d.mainFrame().evaluate("document.getElementById('cookies').style.inset = '0'");
+      await d.mainFrame().evaluate("document.getElementById('cookies').style.zIndex = '9'");
+      banners.push(await findObstacle(d, xpath));
+    }
+    expect(banners[1]).toEqual(banners[0]);
+    expect(banners[0]?.dismiss?.name).toBe('Reject all');
+    expect(banners[0]?.coveredBy).toContain('We use cookies');
+  }, 60_000);
+
+  it('a field shown 300 ms late is filled and a select enabled late is chosen; a field never shown fails', async () => {
+    await openBoth('/login.html');
+    for (const d of both()) {
+      await d.mainFrame().evaluate(`(() => {
+        document.body.innerHTML = '<input id="late" style="display:none"><select id="pick" disabled><option value="a">A</option><option value="b">B</option></select><input id="never" style="display:none">';
+        setTimeout(() => { document.getElementById('late').style.display = ''; document.getElementById('pick').disabled = false; }, 300);
+      })()`);
+      const late = (await d.mainFrame().element("document.getElementById('late')"))!;
+      await late.fill('hello', { timeoutMs: 5000 });
+      const pick = (await d.mainFrame().element("document.getElementById('pick')"))!;
+      await pick.selectValue('b', { timeoutMs: 5000 });
+      expect(await d.mainFrame().evaluate("document.getElementById('late').value"), d.kind).toBe('hello');
+      expect(await d.mainFrame().evaluate("document.getElementById('pick').value"), d.kind).toBe('b');
+      const never = (await d.mainFrame().element("document.getElementById('never')"))!;
+      await expect(never.fill('x', { timeoutMs: 300 }), d.kind).rejects.toThrow(/Timeout 300ms exceeded/);
+      expect(await d.mainFrame().evaluate("document.getElementById('never').value"), d.kind).toBe('');
+    }
+  }, 60_000);
+
+  it('gives up on an element the page replaces at every read, with a clear error', async () => {
+    await openBoth('/login.html');
+    for (const d of both()) {
+      // Each read of the button (its box) makes the page swap it for a copy right after.
+      await d.mainFrame().evaluate(`(() => {
+        document.body.innerHTML = '<button id="b" type="button">Flicker</button>';
+        const arm = (el) => { el.getBoundingClientRect = function () {
+          queueMicrotask(() => { if (!el.isConnected) return; const n = el.cloneNode(true); arm(n); el.replaceWith(n); });
+          return Element.prototype.getBoundingClientRect.call(el);
+        }; };
+        arm(document.getElementById('b'));
+      })()`);
+      const snap = await snapshot(d);
+      const button = snap.elements.find((e) => e.name === 'Flicker')!;
+      const found = await findElementById(d, snap, button.id);
+      expect(found, d.kind).toEqual({
+        error: expect.stringMatching(/replaced again each time the page was read \(3 reads\)/),
+      });
     }
   }, 60_000);
 });
