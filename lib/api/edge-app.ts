@@ -140,7 +140,7 @@ async function withDriver<T>(
   signal: AbortSignal,
   doing: Doing,
   op: (driver: PageDriver, ctx: Omit<OpContext, 'page'>) => Promise<T>,
-): Promise<T> {
+): Promise<T & { status?: number }> {
   if (req.url) {
     const verdict = await checkEdgeUrl(req.url, deps.policy, deps.resolve);
     if (!verdict.ok) throw new OpError('blocked', verdict.message, undefined, verdict.url);
@@ -173,7 +173,7 @@ async function withDriver<T>(
     if (signal.aborted) throw new OpError('timeout', 'the request deadline passed while the page opened');
     doing.what = `the page ${req.url ?? displayCdpUrl(wsUrl)}`;
     const cache = deps.cacheFor?.(tenant);
-    return await op(page.driver, {
+    const result: T = await op(page.driver, {
       signal,
       checkNavigation: async (url) => {
         const v = await checkEdgeUrl(url, deps.policy, deps.resolve);
@@ -186,6 +186,9 @@ async function withDriver<T>(
       ...(deps.log ? { log: deps.log } : {}),
       ...(cache ? { cache } : {}),
     });
+    // The page's HTTP status, as the Node server reports it (a 404 page is still read).
+    const status = page.status();
+    return status === undefined ? (result as T & { status?: number }) : { ...result, status };
   } finally {
     signal.removeEventListener('abort', onAbort);
     // An attached session's page lives on: it must not stay paused on our Fetch hook.

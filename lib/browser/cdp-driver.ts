@@ -144,7 +144,7 @@ export class CdpPageDriver implements PageDriver, FrameHost {
     c.on('Network.loadingFinished', done);
     c.on('Network.loadingFailed', done);
     c.on('Network.responseReceived', (p, sid) => {
-      if (mine(sid)) this.#loads.responded(p);
+      if (mine(sid)) this.#loads.responded(p, this.#mainId);
     });
     c.on('Fetch.requestPaused', (p, sid) => {
       if (mine(sid)) void this.#paused(this.#sessions.get(sid!)!, p);
@@ -279,6 +279,11 @@ export class CdpPageDriver implements PageDriver, FrameHost {
     if (verdict.allow) await s.send('Fetch.continueRequest', { requestId }).catch(() => undefined);
     else
       await s.send('Fetch.failRequest', { requestId, errorReason: 'BlockedByClient' }).catch(() => undefined);
+  }
+
+  /** HTTP status of the main frame's document; undefined for one loaded before we attached. */
+  documentStatus(): number | undefined {
+    return this.#loads.status;
   }
 
   url(): string {

@@ -57,7 +57,14 @@ export class CdpLoads {
     for (const l of this.#watchers) l(p);
   }
 
-  responded(p: P): void {
+  /** HTTP status of the main frame's current document (its last main-document response). */
+  status: number | undefined;
+
+  /** `Network.responseReceived`; `mainId` is the main frame's id. */
+  responded(p: P, mainId: string): void {
+    // The document request of a navigation is the one whose id is its loader's.
+    if (p.type === 'Document' && p.frameId === mainId && p.requestId === p.loaderId)
+      this.status = (p.response as { status: number }).status;
     for (const l of this.#watchers) l(p);
   }
 

@@ -22,6 +22,8 @@ export interface CdpDriverOptions {
 
 export interface CdpPage {
   driver: PageDriver;
+  /** HTTP status of the page's current document, as the Node session reports it (undefined: not seen). */
+  status(): number | undefined;
   close(): Promise<void>;
 }
 
@@ -73,6 +75,7 @@ export async function openCdpPage(wsUrl: string, options: CdpDriverOptions = {})
     const target = targetId;
     return {
       driver: brandDriver(driver),
+      status: () => driver.documentStatus(),
       close: async () => {
         if (owned) await conn.send('Target.closeTarget', { targetId: target }).catch(() => undefined);
         if (contextId)

@@ -121,6 +121,15 @@ describe('edge worker in workerd', () => {
     const extracted = await ext.json();
     expect(ext.status, JSON.stringify(extracted)).toBe(200);
     expect(JSON.stringify(extracted.data)).toContain('Sign in to Acme');
+    expect([observed.status, extracted.status]).toEqual([200, 200]);
+  });
+
+  it('reports the page’s HTTP status as the Node server does: a 404 page is read and says 404', async () => {
+    const res = await post('/v1/extract', { url: `${site.url}/no-such-page.html` });
+    const body = await res.json();
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(body.status).toBe(404);
+    expect(JSON.stringify(body.data)).toContain('Not found');
   });
 
   it('acts, observes and extracts with the model; a secret never reaches it; the KV cache answers the repeat', async () => {
