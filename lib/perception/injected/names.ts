@@ -21,9 +21,17 @@ export function names({ NAME_FROM_CONTENT, clean, cap }: Semantics) {
 
   /** Text of the subtree as it would be read, with icon labels (alt, aria-label, svg title) filled in. */
   function contentText(el: Element): string {
-    let text = clean((el as HTMLElement).innerText ?? el.textContent);
+    // Most named elements hold only text (a link's words, a cell's number). There the text as read
+    // is the text itself, whitespace aside, unless CSS changes its case; innerText, which lays the
+    // words out to find out, costs several times as much.
+    const leaf = !el.firstElementChild;
+    let text = clean(
+      leaf && getComputedStyle(el).textTransform === 'none'
+        ? el.textContent
+        : ((el as HTMLElement).innerText ?? el.textContent),
+    );
     // aria-hidden parts (a caret, an icon glyph) are not part of the name.
-    if (text && el.querySelector('[aria-hidden="true"]')) {
+    if (text && !leaf && el.querySelector('[aria-hidden="true"]')) {
       const copy = el.cloneNode(true) as HTMLElement;
       for (const hidden of Array.from(copy.querySelectorAll('[aria-hidden="true"]'))) hidden.remove();
       text = clean(copy.textContent);
