@@ -118,8 +118,11 @@ async function runCheck(
   c: VerificationCommand,
 ): Promise<{ result: CommandResult; recorded: RecordedCommand }> {
   const el = c.id === undefined ? undefined : elementById(ctx.snap, c.id);
-  const css = c.selector ?? (el ? await cssOf(ctx.page, el.locator) : undefined);
-  const out = await runVerification(ctx.page, ctx.snap, c, ctx.variables);
+  // Both only read the page: the replay's selector is looked up while the check runs.
+  const [css, out] = await Promise.all([
+    c.selector ?? (el ? cssOf(ctx.page, el.locator) : undefined),
+    runVerification(ctx.page, ctx.snap, c, ctx.variables),
+  ]);
   return {
     result: { command: c, ok: out.ok, message: out.message, actual: out.actual },
     recorded: {

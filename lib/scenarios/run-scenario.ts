@@ -196,7 +196,9 @@ export async function runScenario(scenario: Scenario, deps: ScenarioDeps): Promi
         return end('failed', `step ${index + 1}: ${report.reason}`, index + 1);
       }
       let mark = performance.now();
-      const lap = (phase: ScenarioPhase) => {
+      // A phase that did not happen this iteration is not reported (its crumbs go to the next).
+      const lap = (phase: ScenarioPhase, happened = true) => {
+        if (!happened) return;
         const now = performance.now();
         deps.onPhase?.(phase, now - mark);
         mark = now;
@@ -215,7 +217,7 @@ export async function runScenario(scenario: Scenario, deps: ScenarioDeps): Promi
       let snap = await resnap();
       lap('snapshot');
       const view = await vision.view(snap);
-      lap('picture');
+      lap('picture', view.picture !== undefined);
       const coordinates = vision.coordinates;
       const prompt = iterationPrompt({
         stepIndex: index,
@@ -259,7 +261,7 @@ export async function runScenario(scenario: Scenario, deps: ScenarioDeps): Promi
       const decision = reply.value;
       const urlBefore = page.url();
       const blocker = await clearReported(page, decision, snap, deps, index);
-      lap('blockers');
+      lap('blockers', decision.blockerDetected !== undefined);
       let checking = 0;
       if (blocker.recipe) memory = addClearing(memory, urlBefore, blocker.recipe);
       // The clearing changed the page the commands were decided on only if it navigated.
@@ -289,8 +291,11 @@ export async function runScenario(scenario: Scenario, deps: ScenarioDeps): Promi
             };
       // Everything but the checks (coordinate commands included) is the actions' time.
       mark += checking;
-      lap('actions');
-      deps.onPhase?.('verifications', checking);
+      lap(
+        'actions',
+        decision.commands.some((c) => c.kind !== 'verify' && c.kind !== 'look'),
+      );
+      if (checking > 0) deps.onPhase?.('verifications', checking);
       stepRecorded.push(...ran.recorded);
       for (const r of ran.results) {
         const v = verificationOf(r);

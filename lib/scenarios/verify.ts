@@ -4,7 +4,7 @@
  * attributes) and compares them in `judgeVerification` (pure); a count check counts a CSS
  * selector's matches. What was found is kept as evidence; secrets never appear in it.
  */
-import type { ElementHandle, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { substitute } from '../actions/helpers.ts';
 import { locateById } from '../browser/playwright-locate.ts';
 import { redactText } from '../perception/redact.ts';
@@ -116,8 +116,13 @@ export function judgeVerification(
   }
 }
 
-/** Runs in the page on the element: the facts the checks compare. */
-function readElement(el: Element) {
+/**
+ * Runs in the page on the element (or the first of a list: a selector's matches, read in the same
+ * call that finds them; none → null): the facts the checks compare.
+ */
+function readElement(target: Element | Element[]) {
+  const el = Array.isArray(target) ? target[0] : target;
+  if (!el) return null;
   const h = el as HTMLElement & { value?: unknown; checked?: unknown; disabled?: unknown };
   const style = getComputedStyle(el);
   const box = el.getBoundingClientRect();
@@ -185,40 +190,39 @@ export async function runVerification(
   }
   // An element of the outline by id; else the first match of a CSS selector (text lines have no
   // id); else, for the text checks, the page's whole visible text.
-  let handle: ElementHandle<Element> | undefined;
+  let element: ElementReading | null;
   if (v.id !== undefined) {
     if (!snap.elements.some((e) => e.id === v.id))
       return { ok: false, actual: '', message: `${v.check}: [${v.id}] is not an id of the current outline` };
     const found = await locateById(page, snap, v.id);
     if ('error' in found) return clean(judgeVerification(v.check, { absent: true }, expected));
-    handle = found.handle;
-  } else if (v.selector) {
     try {
-      // Counted first: an absent element is a finding (isHidden passes), not a wait.
-      const target = page.locator(v.selector).first();
-      if ((await target.count()) > 0) handle = (await target.elementHandle({ timeout: 5000 })) ?? undefined;
+      element = (await found.handle.evaluate(readElement)) as ElementReading | null;
+    } finally {
+      // Not waited for: the reading is done, the release needs no answer.
+      void found.handle.dispose().catch(() => undefined);
+    }
+  } else if (v.selector || v.check === 'textContains' || v.check === 'textEquals') {
+    // Found and read in one call, without waiting: an absent element is a finding (isHidden
+    // passes), not a wait.
+    try {
+      element = (await page.locator(v.selector ?? 'body').evaluateAll(readElement)) as ElementReading | null;
     } catch (err) {
       const message = (err as Error).message.split('\n')[0];
       return {
         ok: false,
         actual: '',
-        message: `${v.check}: selector "${v.selector}" could not be read (${message})`,
+        message: `${v.check}: selector "${v.selector ?? 'body'}" could not be read (${message})`,
       };
     }
-    if (!handle) return clean(judgeVerification(v.check, { absent: true }, expected));
-  } else if (v.check === 'textContains' || v.check === 'textEquals') {
-    handle = (await page.locator('body').elementHandle()) ?? undefined;
-    if (!handle) return { ok: false, actual: '', message: `${v.check}: the page has no body` };
+    if (!element && !v.selector)
+      return { ok: false, actual: '', message: `${v.check}: the page has no body` };
   } else
     return {
       ok: false,
       actual: '',
       message: `${v.check}: needs "id" (an outline element) or "selector" (CSS)`,
     };
-  try {
-    const element = (await handle.evaluate(readElement)) as ElementReading;
-    return clean(judgeVerification(v.check, { element }, expected));
-  } finally {
-    await handle.dispose().catch(() => undefined);
-  }
+  if (!element) return clean(judgeVerification(v.check, { absent: true }, expected));
+  return clean(judgeVerification(v.check, { element }, expected));
 }
