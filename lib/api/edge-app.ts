@@ -22,8 +22,8 @@ import type { ActionCacheLike, OpContext, OpLog } from '../ops/types.ts';
 import { OpError } from '../ops/types.ts';
 import { limitAnswer, registerOpRoutes, setUpBase } from './app-base.ts';
 import { assertKeyRing, type KeyRing } from './key-ring.ts';
-import { deadline, validationHook } from './op-routes.ts';
-import type { Doing, OpRequest } from './run-op.ts';
+import { type Doing, deadline, noting, validationHook } from './op-routes.ts';
+import type { OpRequest } from './run-op.ts';
 import { DEFAULT_CALLS_PER_TENANT, TenantGate } from './tenant-gate.ts';
 
 export interface EdgeAppDeps {
@@ -195,22 +195,6 @@ async function withDriver<T>(
     await guard?.stop().catch(() => undefined);
     await page.close();
   }
-}
-
-/** The model client, noting in `doing` while a call is out (so a 504 can say so). */
-function noting(llm: LlmClient, doing: Doing): LlmClient {
-  return {
-    model: llm.model,
-    async generate(req) {
-      const before = doing.what;
-      doing.what = `the model ${llm.model} to answer`;
-      try {
-        return await llm.generate(req);
-      } finally {
-        doing.what = before;
-      }
-    },
-  };
 }
 
 /** A call answered by its deadline still closes its tab: Workers keep the isolate for that. */

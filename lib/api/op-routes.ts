@@ -5,8 +5,8 @@
  */
 import { createRoute, type z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import type { LlmClient, StructuredRequest } from '../llm/types.ts';
 import { OpError } from '../ops/types.ts';
-import type { Doing } from './run-op.ts';
 import { ErrorBody } from './schemas.ts';
 
 const answer = (description: string) => ({
@@ -62,6 +62,27 @@ export function validationHook(result: Validated, c: Context) {
     },
     400,
   );
+}
+
+/** What a request is busy with right now, so a deadline can say what was slow. */
+export interface Doing {
+  what: string;
+}
+
+/** The model client, noting in `doing` while a call is out (so a 504 can say so). */
+export function noting(llm: LlmClient, doing: Doing): LlmClient {
+  return {
+    model: llm.model,
+    async generate<R>(req: StructuredRequest<R>) {
+      const before = doing.what;
+      doing.what = `the model ${llm.model} to answer`;
+      try {
+        return await llm.generate(req);
+      } finally {
+        doing.what = before;
+      }
+    },
+  };
 }
 
 /**

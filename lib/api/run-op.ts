@@ -15,10 +15,13 @@ import { BrowserCrashedError, PageUnreachableError } from '../browser/page-watch
 import { openSession, type Session } from '../browser/session.ts';
 import { createLlmClient } from '../llm/client.ts';
 import { resolveModelConfig } from '../llm/config.ts';
-import type { LlmClient, StructuredRequest } from '../llm/types.ts';
+import type { LlmClient } from '../llm/types.ts';
 import { goneError } from '../ops/gone.ts';
 import type { ActionCacheLike, OpContext, OpLog, OpOptions } from '../ops/types.ts';
 import { OpError } from '../ops/types.ts';
+import { type Doing, noting } from './op-routes.ts';
+
+export { type Doing, noting };
 
 export interface OpRequest {
   url?: string | undefined;
@@ -106,27 +109,6 @@ export async function admitCdp(input: string, deps: OpDeps): Promise<string> {
     if (err instanceof CdpConnectError) throw new OpError('unreachable', err.message);
     throw err;
   }
-}
-
-/** What a request is busy with right now, so a deadline can say what was slow. */
-export interface Doing {
-  what: string;
-}
-
-/** The model client, noting in `doing` while a call is out. */
-export function noting(llm: LlmClient, doing: Doing): LlmClient {
-  return {
-    model: llm.model,
-    async generate<R>(req: StructuredRequest<R>) {
-      const before = doing.what;
-      doing.what = `the model ${llm.model} to answer`;
-      try {
-        return await llm.generate(req);
-      } finally {
-        doing.what = before;
-      }
-    },
-  };
 }
 
 const crashedError = (url: string | undefined) =>
