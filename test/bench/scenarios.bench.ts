@@ -14,18 +14,19 @@
  *
  * Prints its ok count first; exits non-zero when a scenario did not pass, a page did not load or a
  * first page's clearing failed (a miss on a later page is the figure, not a failure).
- *   BENCH_RUNS (scenarios per mode, default 10), BENCH_LIMIT (corpus pages per folder), BENCH_PARALLEL (3)
+ *   BENCH_RUNS (scenarios per mode, default 10), BENCH_LIMIT (corpus pages per folder), BENCH_PARALLEL (3),
+ *   BENCH_CHROMIUM_ARGS (extra Chromium flags, space-separated, e.g. `--disable-gpu`)
  */
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
+import { launchBrowser } from '../../lib/browser/launch.ts';
 import { createLlmClient } from '../../lib/llm/client.ts';
 import type { LlmClient } from '../../lib/llm/types.ts';
 import type { ScenarioMemory } from '../../lib/scenarios/memory.ts';
 import { type IterationRecord, runScenario, type ScenarioPhase } from '../../lib/scenarios/run-scenario.ts';
 import { parseScenario, type Scenario } from '../../lib/scenarios/spec.ts';
-import { startBrowser } from '../support/browser.ts';
 import { type RecordedRequest, startScriptedModel } from '../support/llm-server.ts';
 import { idInPrompt, modelConfig } from '../support/ops-env.ts';
 import { startScenarioSite } from '../support/scenario-site.ts';
@@ -39,7 +40,12 @@ const PARALLEL = Math.max(1, Number(process.env.BENCH_PARALLEL ?? 3) || 3);
 const SITE_PAGES = Math.max(2, Number(process.env.BENCH_SITE_PAGES ?? 5) || 5);
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
 
-const [browser, site, llm] = await Promise.all([startBrowser(), startScenarioSite(), startScriptedModel()]);
+const EXTRA_ARGS = (process.env.BENCH_CHROMIUM_ARGS ?? '').split(/\s+/).filter(Boolean);
+const [browser, site, llm] = await Promise.all([
+  launchBrowser({ args: EXTRA_ARGS }),
+  startScenarioSite(),
+  startScriptedModel(),
+]);
 const model = createLlmClient({ ...modelConfig(llm, 'openai'), maxRetries: 0 });
 const outcome = new BenchOutcome('bench:scenarios', 'units (scenarios passed, corpus pages read)');
 const report: string[] = [];
@@ -195,7 +201,7 @@ report.push(
 );
 report.push(table(split));
 report.push(
-  `load average ${loadavg()
+  `${EXTRA_ARGS.length ? `extra Chromium flags: ${EXTRA_ARGS.join(' ')}; ` : ''}load average ${loadavg()
     .map((x) => x.toFixed(1))
     .join(' ')} on ${cpus().length} cores`,
 );
