@@ -37,7 +37,45 @@ const PHONE_PIN = `
     <label for="pin">Account PIN</label><input id="pin" type="text" autocomplete="off" maxlength="4">
     <button type="submit" disabled>SIGN IN</button></form></main>`;
 
+/** A shop's "New customers / Returning customers" page: a create-account box of the login form's shape. */
+const NEW_OR_RETURNING = (signupIdentity: string) => `
+  <h2>New Customers</h2>
+  <form id="qac"><p>Create an account below to continue to checkout</p><ul>
+    <li><label>${signupIdentity}</label> <input name="newid" type="text"></li>
+    <li><label>Create Password</label> <input name="newpassword1" type="password"></li>
+    <li><a href="#c">Continue</a></li></ul></form>
+  <h2>Returning Customers</h2>
+  <form id="login"><ul>
+    <li><label>Email</label> <input name="email" type="text"></li>
+    <li><label>Password</label> <input name="password" type="password"> <a href="#f">Forgot password?</a></li>
+    <li><a href="#l">Login To Account</a></li></ul></form>`;
+
 const ROWS: Row[] = [
+  {
+    what: 'a create-account box shaped like the login form (email, then one password): "the email" is either’s',
+    html: NEW_OR_RETURNING('Enter Email Address'),
+    instruction: 'type "ada@example.com" into the email field',
+    defer: 'both forms ask for an email, then a password (corpus labels mark the create-account one)',
+  },
+  {
+    what: 'the same page: "the password" is the create-account box’s only password as much as the login one',
+    html: NEW_OR_RETURNING('Enter Email Address'),
+    instruction: 'type %pw% into the password field',
+    defer: 'a sign-up task says "the password field" of a box with one password too',
+  },
+  {
+    what: 'the same page: "the username" — neither form says it, only their place does',
+    html: NEW_OR_RETURNING('Enter Email Address'),
+    instruction: 'type "ada" into the username field',
+    defer: 'both identity fields sit just before their form’s password',
+  },
+  {
+    what: 'when the create-account box asks for a phone number, "the email" is the login form’s',
+    html: NEW_OR_RETURNING('Mobile number'),
+    instruction: 'type "ada@example.com" into the email field',
+    // Its labels are not tied to the inputs: all four are unnamed textboxes, the login Email the third.
+    pick: { role: 'textbox', name: '', nth: 3 },
+  },
   {
     what: 'sign-up page with a login box: both forms have a field that reads just "Password" (16 corpus pages)',
     html: LOGIN_AND_SIGNUP('Password'),

@@ -15,6 +15,7 @@ import { groundButton } from './buttons.ts';
 import { type Field, type FormInfo, type PageForms, pageForms, STRENGTH } from './fields.ts';
 import { type Concept, canon, conceptsOf } from './lexicon.ts';
 import { type Grounded, type Limits, loginPasswords, ok, pick, type Scored, type Want } from './pick.ts';
+import { lookAlikeForm } from './twins.ts';
 
 export type { Grounded, Limits, Scored, Want } from './pick.ts';
 
@@ -203,6 +204,11 @@ function groundLogin(
     }));
     return pick(byWords, 'the password field', limits);
   }
+  // A form asking for the same things beside the login form (an identity field, then one
+  // password: "New customers: create an account"): "the email" or "the password" of a task that
+  // names neither form is either one's, whatever each field's words.
+  const lookAlike = lookAlikeForm(page, anchor, want, score, limits);
+  if (lookAlike) return lookAlike;
   // A sign-up form beside the login form does not make "the password" ambiguous when the user can
   // read which of its passwords are new ("Create password", "Confirm"): a plain password of a
   // login task is then the login form's (measured: deferring on every sign-up form lost a tenth of

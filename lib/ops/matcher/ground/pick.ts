@@ -84,11 +84,16 @@ export function loginPasswords(page: PageForms): Field[] {
     page.forms.get(p.form)?.fields.some((f) => f.beforePassword && f.usable && f.el.id < p.el.id),
   );
   const forms = whole.length > 0 ? whole : all;
-  // The login form in the page's main landmark over a copy in its header, navigation or footer
-  // (a drop-down). Without a main landmark nothing says which is the page's own.
+  // The page's own login form over a copy in its header, navigation, footer or sidebar (a
+  // drop-down): the one outside the chrome, in the main landmark or in no landmark at all. A
+  // login form in a dialog is a layer of its own (a sign-in pop-up marked as the header's), so
+  // then nothing says which is meant.
   const main = forms.filter((p) => p.el.facts?.region === 'main');
   const chrome = forms.filter((p) => p.el.facts?.region === 'chrome');
-  return main.length > 0 && main.length + chrome.length === forms.length ? main : forms;
+  if (main.length > 0 && main.length + chrome.length === forms.length) return main;
+  if (chrome.length === 0 || forms.some((p) => p.el.dialog !== undefined)) return forms;
+  const own = forms.filter((p) => p.el.facts?.region !== 'chrome');
+  return own.length > 0 ? own : forms;
 }
 
 export const ok = (s: Scored, margin = s.score): Grounded => ({
