@@ -41,5 +41,6 @@ describe.each(FIXTURE_PAGES)('snapshot of $path', (fixture) => {
     } finally {
       await context.close();
     }
-  });
+    // The large page checks thousands of locators one round trip at a time: minutes on a busy machine.
+  }, 400_000);
 });

@@ -89,6 +89,7 @@ describe('answering a streamed call', () => {
   });
 
   it('keeps a long silent call alive with running events, and sends none after finished', async () => {
+    const started = performance.now();
     const res = await respond(
       true,
       async () => {
@@ -100,12 +101,15 @@ describe('answering a streamed call', () => {
       40,
     );
     const events = eventsIn(await res.text());
+    const elapsed = performance.now() - started;
     const kinds = events.map((e) => `${e.type}:${e.data.status}`);
     expect(kinds[0]).toBe('system:starting');
     expect(kinds.at(-1)).toBe('system:finished');
+    // One beat per 40 ms of silence: at least one in a 130 ms call (the 40 ms timer is due first
+    // however late the loop turns), and never more than the time that passed allows.
     const beats = kinds.filter((k) => k === 'system:running').length;
-    expect(beats).toBeGreaterThanOrEqual(2);
-    expect(beats).toBeLessThanOrEqual(3);
+    expect(beats).toBeGreaterThanOrEqual(1);
+    expect(beats).toBeLessThanOrEqual(Math.ceil(elapsed / 40));
   });
 
   it('ends a failed call with one error event and no finished', async () => {
