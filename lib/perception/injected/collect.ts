@@ -57,6 +57,8 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
   const elements: PackedElement[] = [];
   const origin = location.origin;
   const hasBase = !!doc.querySelector('base[href]');
+  // What a same-document link (`#part`) resolves to, but its fragment.
+  const docUrl = /^https?:$/.test(location.protocol) ? location.href.split('#')[0]! : '';
   // Elements whose text names a control elsewhere (aria-labelledby): that name already says it.
   const namingIds = new Set<string>();
   for (const ref of Array.from(doc.querySelectorAll('[aria-labelledby]')))
@@ -332,7 +334,7 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
   ) {
     const tag = el.localName;
     const shown = shownRole(el, role);
-    const url = urlOf(el, hasBase);
+    const url = urlOf(el, hasBase, docUrl);
     const addressable = interactive || scrollable || !!url || tag === 'iframe' || tag === 'canvas';
     let id = 0;
     if (addressable) {
