@@ -1,39 +1,28 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../lib/api/app.ts';
-import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
-import { createLlmClient } from '../../lib/llm/client.ts';
 import type { LlmClient } from '../../lib/llm/types.ts';
 import { compileJourney, explore } from '../../lib/scenarios/explore.ts';
 import { runWorkflow } from '../../lib/workflows/executor.ts';
-import { startBrowser } from '../support/browser.ts';
 import { type ExploreSite, startExploreSite } from '../support/explore-site.ts';
-import type { RecordedRequest } from '../support/llm-server.ts';
-import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
-import { idInPrompt, modelConfig } from '../support/ops-env.ts';
+import type { RecordedRequest, ScriptedModel } from '../support/llm-server.ts';
+import { idInPrompt } from '../support/ops-env.ts';
+import { type ScenarioTestEnv, startScenarioTestEnv } from '../support/scenario-env.ts';
 import { serveOnLoopback } from '../support/serve.ts';
 
+let env: ScenarioTestEnv<ExploreSite>;
 let browser: Browser;
 let site: ExploreSite;
 let llm: ScriptedModel;
 let model: LlmClient;
 
 beforeAll(async () => {
-  [browser, site, llm] = await Promise.all([startBrowser(), startExploreSite(), startScriptedModel()]);
-  model = createLlmClient({ ...modelConfig(llm, 'openai'), maxRetries: 0 });
+  env = await startScenarioTestEnv(startExploreSite);
+  ({ browser, site, llm, model } = env);
 });
-afterAll(async () => {
-  await closeGuardProxies();
-  await browser?.close();
-  await site?.close();
-  await llm?.close();
-});
+afterAll(() => env?.close());
 
-async function pageAt(path: string): Promise<Page> {
-  const page = await (await browser.newContext()).newPage();
-  await page.goto(`${site.url}${path}`);
-  return page;
-}
+const pageAt = (path: string): Promise<Page> => env.pageAt(path);
 
 const isExplore = (r: RecordedRequest) => r.schemaName === 'explore_decision';
 const explorations = () => llm.requests.filter(isExplore);

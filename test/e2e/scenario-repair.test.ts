@@ -6,44 +6,33 @@ import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../lib/api/app.ts';
-import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
 import { chromiumArgs, embeddedExecutablePath } from '../../lib/browser/launch.ts';
-import { createLlmClient } from '../../lib/llm/client.ts';
 import type { LlmClient } from '../../lib/llm/types.ts';
 import { compileScenario } from '../../lib/scenarios/compile.ts';
 import { repairScript } from '../../lib/scenarios/repair/repair.ts';
 import { runScenario } from '../../lib/scenarios/run-scenario.ts';
 import { parseScenario } from '../../lib/scenarios/spec.ts';
 import { exportPlaywright } from '../../lib/workflows/export-playwright.ts';
-import { startBrowser } from '../support/browser.ts';
-import type { RecordedRequest } from '../support/llm-server.ts';
-import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
-import { idInPrompt, modelConfig } from '../support/ops-env.ts';
+import type { RecordedRequest, ScriptedModel } from '../support/llm-server.ts';
+import { idInPrompt } from '../support/ops-env.ts';
+import { type ScenarioTestEnv, startScenarioTestEnv } from '../support/scenario-env.ts';
 import { type ScenarioSite, startScenarioSite } from '../support/scenario-site.ts';
 import { serveOnLoopback } from '../support/serve.ts';
 
 const run = promisify(execFile);
+let env: ScenarioTestEnv<ScenarioSite>;
 let browser: Browser;
 let site: ScenarioSite;
 let llm: ScriptedModel;
 let model: LlmClient;
 
 beforeAll(async () => {
-  [browser, site, llm] = await Promise.all([startBrowser(), startScenarioSite(), startScriptedModel()]);
-  model = createLlmClient({ ...modelConfig(llm, 'openai'), maxRetries: 0 });
+  env = await startScenarioTestEnv(startScenarioSite);
+  ({ browser, site, llm, model } = env);
 });
-afterAll(async () => {
-  await closeGuardProxies();
-  await browser?.close();
-  await site?.close();
-  await llm?.close();
-});
+afterAll(() => env?.close());
 
-async function pageAt(path: string): Promise<Page> {
-  const page = await (await browser.newContext()).newPage();
-  await page.goto(`${site.url}${path}`);
-  return page;
-}
+const pageAt = (path: string): Promise<Page> => env.pageAt(path);
 
 /** A standalone playwright-core script with a small expect of its own (playwright-core has none). */
 const script = (steps: string[]) => `import { chromium, type Locator } from 'playwright-core';

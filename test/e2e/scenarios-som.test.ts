@@ -4,7 +4,6 @@ import type { Browser, Page } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../lib/api/app.ts';
-import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
 import { scenarioFrom } from '../../lib/cli/scenario.ts';
 import { createLlmClient } from '../../lib/llm/client.ts';
 import type { LlmClient } from '../../lib/llm/types.ts';
@@ -13,35 +12,25 @@ import { runScenario } from '../../lib/scenarios/run-scenario.ts';
 import { parseScenario } from '../../lib/scenarios/spec.ts';
 import { LocalEvidenceStore } from '../../lib/store/local-evidence-store.ts';
 import { tempRoot } from '../support/agent-env.ts';
-import { startBrowser } from '../support/browser.ts';
-import type { RecordedRequest, ReplyFn } from '../support/llm-server.ts';
-import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
+import type { RecordedRequest, ReplyFn, ScriptedModel } from '../support/llm-server.ts';
 import { idInPrompt, modelConfig } from '../support/ops-env.ts';
+import { type ScenarioTestEnv, startScenarioTestEnv } from '../support/scenario-env.ts';
 import { type ScenarioSomSite, startScenarioSomSite } from '../support/scenario-som-site.ts';
 import { serveOnLoopback } from '../support/serve.ts';
 
+let env: ScenarioTestEnv<ScenarioSomSite>;
 let browser: Browser;
 let site: ScenarioSomSite;
 let llm: ScriptedModel;
 let model: LlmClient;
 
 beforeAll(async () => {
-  [browser, site, llm] = await Promise.all([startBrowser(), startScenarioSomSite(), startScriptedModel()]);
-  model = createLlmClient({ ...modelConfig(llm, 'openai'), maxRetries: 0 });
+  env = await startScenarioTestEnv(startScenarioSomSite, { viewport: { width: 1280, height: 720 } });
+  ({ browser, site, llm, model } = env);
 });
-afterAll(async () => {
-  await closeGuardProxies();
-  await browser?.close();
-  await site?.close();
-  await llm?.close();
-});
+afterAll(() => env?.close());
 
-async function pageAt(path: string): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
-  const page = await context.newPage();
-  await page.goto(`${site.url}${path}`);
-  return page;
-}
+const pageAt = (path: string): Promise<Page> => env.pageAt(path);
 
 const decide = (d: Record<string, unknown>) => ({
   json: { reasoning: 'scripted', noteToFutureSelf: '', experiences: [], commands: [], ...d },

@@ -3,9 +3,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../lib/api/app.ts';
-import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
 import { scenarioFrom } from '../../lib/cli/scenario.ts';
-import { createLlmClient } from '../../lib/llm/client.ts';
 import type { LlmClient } from '../../lib/llm/types.ts';
 import { snapshot } from '../../lib/perception/snapshot.ts';
 import { clearBlockers } from '../../lib/scenarios/blockers.ts';
@@ -19,35 +17,26 @@ import { LocalEvidenceStore, sha256Hex } from '../../lib/store/local-evidence-st
 import { runWorkflow } from '../../lib/workflows/executor.ts';
 import { exportPlaywright } from '../../lib/workflows/export-playwright.ts';
 import { tempRoot } from '../support/agent-env.ts';
-import { idIn, startBrowser } from '../support/browser.ts';
-import type { RecordedRequest } from '../support/llm-server.ts';
-import { type ScriptedModel, startScriptedModel } from '../support/llm-server.ts';
-import { idInPrompt, modelConfig } from '../support/ops-env.ts';
+import { idIn } from '../support/browser.ts';
+import type { RecordedRequest, ScriptedModel } from '../support/llm-server.ts';
+import { idInPrompt } from '../support/ops-env.ts';
+import { type ScenarioTestEnv, startScenarioTestEnv } from '../support/scenario-env.ts';
 import { type ScenarioSite, startScenarioSite } from '../support/scenario-site.ts';
 import { serveOnLoopback } from '../support/serve.ts';
 
+let env: ScenarioTestEnv<ScenarioSite>;
 let browser: Browser;
 let site: ScenarioSite;
 let llm: ScriptedModel;
 let model: LlmClient;
 
 beforeAll(async () => {
-  [browser, site, llm] = await Promise.all([startBrowser(), startScenarioSite(), startScriptedModel()]);
-  model = createLlmClient({ ...modelConfig(llm, 'openai'), maxRetries: 0 });
+  env = await startScenarioTestEnv(startScenarioSite);
+  ({ browser, site, llm, model } = env);
 });
-afterAll(async () => {
-  await closeGuardProxies();
-  await browser?.close();
-  await site?.close();
-  await llm?.close();
-});
+afterAll(() => env?.close());
 
-async function pageAt(path: string): Promise<Page> {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  await page.goto(`${site.url}${path}`);
-  return page;
-}
+const pageAt = (path: string): Promise<Page> => env.pageAt(path);
 
 const isDecision = (r: RecordedRequest) => r.schemaName === 'scenario_decision';
 const decisions = () => llm.requests.filter(isDecision);
