@@ -6,9 +6,9 @@
  */
 import type { Page } from 'playwright-core';
 import { substitute } from '../actions/helpers.ts';
-import { locateById } from '../browser/playwright-locate.ts';
 import { redactText } from '../perception/redact.ts';
 import type { Snapshot } from '../perception/types.ts';
+import { locateById } from '../workflows/playwright-locate.ts';
 import { COUNT_TYPES, NEEDS_EXPECTED, type VerificationCommand, type VerificationType } from './decision.ts';
 
 /** What the page says about one element (read in the page). */

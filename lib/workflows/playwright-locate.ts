@@ -4,9 +4,9 @@
  * Playwright handle and frame behind the driver element. Perception itself names no Playwright type.
  */
 import type { ElementHandle, Frame, Page } from 'playwright-core';
+import { nativeFrame, nativeHandle, playwrightDriver } from '../browser/playwright-driver.ts';
 import { type Found, findElementById, findElementByXPath, type LocateFailure } from '../perception/locate.ts';
 import type { ElementId, Snapshot } from '../perception/types.ts';
-import { nativeFrame, nativeHandle, playwrightDriver } from './playwright-driver.ts';
 
 export interface Located {
   handle: ElementHandle<Element>;

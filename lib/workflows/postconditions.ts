@@ -5,9 +5,9 @@
  */
 import type { Page } from 'playwright-core';
 import { substitute } from '../actions/helpers.ts';
-import { locateByXPath } from '../browser/playwright-locate.ts';
 import { settle } from '../browser/settle.ts';
 import { redactText } from '../perception/redact.ts';
+import { locateByXPath } from './playwright-locate.ts';
 import type { PostCondition } from './schema.ts';
 
 /** What the page showed, for the conditions asked about. */

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
-import { locateById, locateByXPath } from '../../lib/browser/playwright-locate.ts';
 import type { Snapshot } from '../../lib/perception/types.ts';
+import { locateById, locateByXPath } from '../../lib/workflows/playwright-locate.ts';
 
 /**
  * For every element of a snapshot: does its durable locator find the very element the snapshot
