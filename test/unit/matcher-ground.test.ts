@@ -275,6 +275,26 @@ describe('which login form, which button', () => {
     const other = page([text('Email', 1), pw('Password', 1), button('Sign in with Google', 1)]);
     expect(picked(other, 'click the sign in button')).toMatch(/^defer/);
   });
+
+  it('a form with no submit button is sent by the link after its password that says the words', () => {
+    const snap = page([
+      text('Email', 1),
+      pw('Password', 1),
+      link('Forgot password?'),
+      link('Sign In'),
+      button('Country: United States'),
+    ]);
+    expect(picked(snap, 'click the sign in button')).toBe(4);
+    expect(picked(snap, 'click log in')).toBe(4);
+    // Only the task's words: a provider's link or other words are not the form's submit.
+    const google = page([text('Email', 1), pw('Password', 1), link('Sign in with Google'), button('Help')]);
+    expect(picked(google, 'click the sign in button')).toMatch(/^defer/);
+    expect(picked(snap, 'click the continue button')).toMatch(/^defer/);
+    // A real submit button decides: a link beside it is something else.
+    const real = page([text('Email', 1), pw('Password', 1), link('Log in'), button('Go', 1)]);
+    real.elements[3]!.facts = { form: 1, submit: true };
+    expect(picked(real, 'click the log in button')).toMatch(/^defer/);
+  });
 });
 
 describe('"the submit button"', () => {

@@ -39,17 +39,20 @@ function submitRun(page: ReturnType<typeof pageForms>, elements: readonly Snapsh
   const fields = [...page.fields.values()];
   const anchors = loginPasswords(page);
   let anchor = anchors[0];
-  if (anchors.length > 1) return { anchors: anchors.length, run: [] as SnapshotElement[] };
+  if (anchors.length > 1) return { anchors: anchors.length, run: [] as SnapshotElement[], links: [] };
   if (!anchor) {
     const ids = fields.filter(
       (f) => f.usable && f.kind === 'identity' && (f.says.has('xemail') || f.says.has('xusername')),
     );
-    if (ids.length !== 1) return { anchors: ids.length > 1 ? ids.length : 0, run: [], detached: false };
+    if (ids.length !== 1)
+      return { anchors: ids.length > 1 ? ids.length : 0, run: [], detached: false, links: [] };
     if (fields.some((f) => f.usable && f.kind === 'password'))
-      return { anchors: 0, run: [], detached: false };
+      return { anchors: 0, run: [], detached: false, links: [] };
     anchor = ids[0];
   }
   const run: SnapshotElement[] = [];
+  /** Links between the password and the first button: where a form's submit is an `<a>`. */
+  const links: SnapshotElement[] = [];
   const at = elements.indexOf(anchor!.el);
   for (let i = at + 1; i < elements.length && run.length < 8; i++) {
     const el = elements[i]!;
@@ -58,6 +61,7 @@ function submitRun(page: ReturnType<typeof pageForms>, elements: readonly Snapsh
     // A disabled submit is still the form's button: it waits for the fields to be filled.
     if (el.role === 'button' && el.facts?.concealed !== true && !TOGGLE.test(normalize(el.name)))
       run.push(el);
+    else if (el.role === 'link' && el.interactive && run.length === 0 && links.length < 4) links.push(el);
   }
   // The form's submit is its first submit button after the password, else the first button;
   // later ones belong to what follows ("Continue" of a guest checkout, "Register").
@@ -71,7 +75,12 @@ function submitRun(page: ReturnType<typeof pageForms>, elements: readonly Snapsh
     form !== undefined &&
     run.every((el) => el.facts?.form !== form) &&
     fields.some((f) => f.usable && f.kind === 'identity' && f.el.facts?.form !== form);
-  return { anchors: 1, run: submit ? [submit] : detached ? run : run.slice(0, 1), detached };
+  return {
+    anchors: 1,
+    run: submit ? [submit] : detached ? run : run.slice(0, 1),
+    detached,
+    links: submit || detached ? [] : links,
+  };
 }
 
 export function groundButton(
@@ -106,7 +115,7 @@ export function groundButton(
   // A login form decides: its own submit button must say the words. A header link or button
   // with them is not what the task presses, and a form button saying something else
   // ("Continue" for "sign in") means the words point elsewhere, so defer.
-  const { anchors, run, detached } = submitRun(page, elements);
+  const { anchors, run, detached, links } = submitRun(page, elements);
   // A detached button row: only the login words themselves can say which button logs in.
   if (anchors === 1 && detached && concept !== 'xlogin')
     return {
@@ -127,6 +136,15 @@ export function groundButton(
         return holds && s.score < CONTAINS ? { ...s, score: CONTAINS } : s;
       })
       .filter((s) => s.score > 0);
+    // A form without a submit button is sent by a link styled as one, right after its password
+    // ("Sign In", "log in >>"): such a link counts when its words are the task's, and nothing
+    // else ("Forgot password?", "Sign in with Google" are not).
+    for (const el of links) {
+      const words = canon(normalize(el.name));
+      const s = scoreOf(el);
+      if (s.score >= threshold && words.split(' ').includes(concept) && !OTHER_THING.test(words))
+        inside.push(s);
+    }
     if (inside.some((s) => s.score >= threshold)) {
       const out = pick(inside, `the ${want} button`, limits);
       return out.ok ? { ...out, why: `the login form’s button: ${out.why}` } : out;
