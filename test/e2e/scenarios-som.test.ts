@@ -77,11 +77,22 @@ describe('scenarios in set-of-marks mode', () => {
             commands: [{ kind: 'verify', check: 'textEquals', selector: '#cart', expected: 'Cart: 1 item' }],
           }),
     );
+    // The runner says what each iteration spent its time on (bench:scenarios prints the split).
+    const phases: string[][] = [[]];
     const result = await runScenario(
       parseScenario({ steps: ['Add the red mug to the cart', 'Check the cart shows 1 item'], vision: 'som' }),
-      { page, llm: model },
+      {
+        page,
+        llm: model,
+        onPhase: (phase) => phases.at(-1)!.push(phase),
+        onIteration: () => phases.push([]),
+      },
     );
     expect(result.status).toBe('passed');
+    expect(phases.slice(0, 2)).toEqual([
+      ['blockers', 'snapshot', 'picture', 'model', 'actions', 'bookkeeping'],
+      ['blockers', 'snapshot', 'picture', 'model', 'verifications', 'bookkeeping'],
+    ]);
     expect(seen).toHaveLength(2);
     const first = seen[0]!;
     expect(first.images).toBe(1);
@@ -102,11 +113,14 @@ describe('scenarios in set-of-marks mode', () => {
     const plain = script(() =>
       decide({ status: 'complete', commands: [{ kind: 'verify', check: 'textContains', expected: 'Mugs' }] }),
     );
+    const textPhases: string[] = [];
     await runScenario(parseScenario({ steps: ['Check the page lists mugs'] }), {
       page: textPage,
       llm: model,
+      onPhase: (phase) => textPhases.push(phase),
     });
     expect(plain[0]!.images).toBe(0);
+    expect(textPhases).toEqual(['blockers', 'snapshot', 'model', 'verifications', 'bookkeeping']);
     expect(plain[0]!.text).toContain('Terms of sale');
     expect(offered(plain[0]!)).not.toContain('"look"');
     await page.context().close();
