@@ -297,6 +297,37 @@ describe('which login form, which button', () => {
   });
 });
 
+describe('what a user reads decides', () => {
+  it('a "Current password" declared new-password (autocomplete) is the current one', () => {
+    const snap = page([
+      pw('Current password', 1, { autocomplete: 'new-password' }),
+      pw('New password', 1, { autocomplete: 'new-password' }),
+      button('Save', 1),
+    ]);
+    expect(picked(snap, 'type %pw% into the new password field')).toBe(2);
+  });
+
+  it('the login form’s field whose words say email among others, beside a newsletter’s "Email"', () => {
+    const snap = page([
+      text('Member Login Email Address', 1),
+      pw('Password', 1),
+      button('Log in', 1),
+      text('Email', 2),
+      button('Subscribe', 2),
+    ]);
+    expect(picked(snap, 'type "ada@example.com" into the email field')).toBe(1);
+    // Words that do not say it leave the choice to the newsletter's field: defer.
+    const member = page([
+      text('Member number', 1),
+      pw('Password', 1),
+      button('Log in', 1),
+      text('Email', 2),
+      button('Subscribe', 2),
+    ]);
+    expect(picked(member, 'type "ada@example.com" into the email field')).toMatch(/^defer/);
+  });
+});
+
 describe('"the submit button"', () => {
   it('is the login form’s button only when that button says so; another form’s Submit is not it', () => {
     const named = page([

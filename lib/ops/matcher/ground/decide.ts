@@ -15,7 +15,7 @@ import { groundButton } from './buttons.ts';
 import { type Field, type FormInfo, type PageForms, pageForms, STRENGTH } from './fields.ts';
 import { type Concept, canon, conceptsOf } from './lexicon.ts';
 import { type Grounded, type Limits, loginPasswords, ok, pick, type Scored, type Want } from './pick.ts';
-import { lookAlikeForm } from './twins.ts';
+import { lookAlikeForm, WANTED } from './twins.ts';
 
 export type { Grounded, Limits, Scored, Want } from './pick.ts';
 
@@ -237,6 +237,14 @@ function groundLogin(
   if (!before) return undefined;
   const own = score(before);
   if (own.score >= STRENGTH.attrs) return ok({ ...own, why: `the login form’s field: ${own.why}` });
+  // Its words say it among others ("Member Login Email Address", "My E-mail Address is"): the
+  // phrase is not all of them, but the field, its form and its place all agree.
+  const read = (WANTED[want] ?? []).some((c) => {
+    const by = before.says.get(c);
+    return by === 'seen' || by === 'nearby';
+  });
+  if (read)
+    return ok({ el: before.el, score: STRENGTH.attrs, why: `the login form’s field: its words say ${want}` });
   const others = ranked().filter((s) => s.el !== before.el && s.score >= limits.threshold);
   if (others.length > 0)
     return {

@@ -114,16 +114,18 @@ function classify(el: SnapshotElement): Field {
   const seenPw = pw === 'seen' && !says.has('xforgot') && !IDENTITY.some((c) => says.get(c) === 'seen');
   if (el.inputType === 'password' || seenPw || el.facts?.autocomplete?.includes('password')) {
     field.kind = 'password';
+    // What a user reads outranks what the page hides ("Current password" whose autocomplete says
+    // new-password is the current one); otherwise confirm before new before current.
+    const read = (by: Source | undefined) => by === 'seen' || by === 'nearby';
     for (const [kind, concept] of [
       ['confirm', 'xconfirm'],
       ['new', 'xnew'],
       ['current', 'xcurrent'],
     ] as const) {
       const by = says.get(concept);
-      if (by) {
+      if (by && (!field.passwordBy || (read(by) && !read(field.passwordBy)))) {
         field.password = kind;
         field.passwordBy = by;
-        break;
       }
     }
     field.password ??= 'plain';

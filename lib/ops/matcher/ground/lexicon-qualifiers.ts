@@ -27,6 +27,7 @@ export const CONFIRM: [Concept, string[]] = [
     'nochmal',
     'noch einmal',
     'confirmer',
+    'confirmez',
     'repeter',
     'ressaisir',
     'retaper',
@@ -61,6 +62,7 @@ export const CONFIRM: [Concept, string[]] = [
     'gjenta',
     'znovu',
     'potvrzeni',
+    'pro kontrolu',
     'toista',
     'confirm2',
     'repeat2',
@@ -114,6 +116,8 @@ export const NEW: [Concept, string[]] = [
     'nowy',
     'nytt',
     'nye',
+    'noua',
+    'nove',
   ],
 ];
 
@@ -142,5 +146,8 @@ export const CURRENT: [Concept, string[]] = [
     'aktualne',
     'nuvarande',
     'gamla',
+    'curenta',
+    'veche',
+    'soucasne',
   ],
 ];

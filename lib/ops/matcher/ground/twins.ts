@@ -20,7 +20,7 @@ function identityThenPassword(fields: Field[]): { identity: Field; password: Fie
 }
 
 /** The concepts whose words on a field say it is what the task wants. */
-const WANTED: Partial<Record<Want, Concept[]>> = {
+export const WANTED: Partial<Record<Want, Concept[]>> = {
   email: ['xemail'],
   user: ['xusername', 'xlogin'],
   identity: ['xemail', 'xusername', 'xlogin'],
