@@ -46,13 +46,36 @@ export const CLICK_LISTENER_HOOK = `(() => {
 })();`;
 
 /**
+ * How much earlier than it happened a change made while the document loads (the parser, its
+ * scripts, DOMContentLoaded and load handlers) is stamped. All of that is done when the load event
+ * is, so a page read after it need not wait a whole quiet window after its parser's last insert:
+ * only what is left of it (50 ms of the default 200) after the later of that change and the load
+ * event, time for a render the load queued for the next frame or tick to show up and then be waited
+ * out in full. Changes after the load — timers, responses, anything that adds content late — are
+ * stamped when they happen.
+ */
+export const LOAD_TIME_CREDIT_MS = 150;
+
+/**
  * Keeps `__bfnLastMutation` up to date inside the page, so "has the DOM been quiet for N ms?" is a
- * single cheap read instead of a fresh wait on every call.
+ * single cheap read instead of a fresh wait on every call. Changes made while the document loads
+ * count LOAD_TIME_CREDIT_MS earlier (see there); a document with no navigation timing of an
+ * http(s) or file load (about:blank, one written by script) gets no credit.
  */
 export const MUTATION_CLOCK = `(() => {
   if (globalThis.__bfnLastMutation !== undefined) return;
-  globalThis.__bfnLastMutation = performance.now();
-  const obs = new MutationObserver(() => { globalThis.__bfnLastMutation = performance.now(); });
+  const nav = performance.getEntriesByType('navigation')[0];
+  let loading = !!nav && !(nav.loadEventEnd > 0) && /^(https?|file):$/.test(location.protocol);
+  const stamp = () => {
+    const now = performance.now();
+    if (loading && nav.loadEventEnd > 0) loading = false;
+    return loading ? now - ${LOAD_TIME_CREDIT_MS} : now;
+  };
+  globalThis.__bfnLastMutation = stamp();
+  // The load itself counts as a change made while loading: a read waits out what is left of the
+  // window after it, whatever the DOM did before.
+  if (loading) addEventListener('load', () => { globalThis.__bfnLastMutation = Math.max(globalThis.__bfnLastMutation, stamp()); }, true);
+  const obs = new MutationObserver(() => { globalThis.__bfnLastMutation = stamp(); });
   obs.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
 })()`;
 
