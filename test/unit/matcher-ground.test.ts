@@ -328,6 +328,26 @@ describe('what a user reads decides', () => {
   });
 });
 
+describe('place across the page', () => {
+  it('a password right before its confirmation is the new one when each sits in a group of its own', () => {
+    const snap = page([
+      text('Enter your email', 1),
+      pw('Password (8-20 Characters)', 3),
+      pw('Repeat password', 4),
+    ]);
+    expect(picked(snap, 'type %pw% into the new password field')).toBe(2);
+    expect(picked(snap, 'type %pw% into the confirm password field')).toBe(3);
+  });
+
+  it('an unnamed field after the password does not end the login form’s buttons', () => {
+    const snap = page([text('Email', 1), pw('Password', 1), text('', 1), button('Continue', 1)]);
+    expect(picked(snap, 'click the continue button')).toBe(4);
+    // A field that says what it is for starts what follows: its button is not the login one.
+    const next = page([text('Email', 1), pw('Password', 1), text('Postcode', 1), button('Continue', 1)]);
+    expect(picked(next, 'click the continue button')).toMatch(/^defer/);
+  });
+});
+
 describe('"the submit button"', () => {
   it('is the login form’s button only when that button says so; another form’s Submit is not it', () => {
     const named = page([

@@ -57,7 +57,9 @@ function submitRun(page: ReturnType<typeof pageForms>, elements: readonly Snapsh
   for (let i = at + 1; i < elements.length && run.length < 8; i++) {
     const el = elements[i]!;
     const field = page.fields.get(el.id);
-    if (field?.usable && field.kind !== 'password') break;
+    // The next field a user fills ends the form's buttons; a field nothing names or describes
+    // (a trap for robots the page shows by mistake) does not.
+    if (field?.usable && field.kind !== 'password' && field.kind !== 'unknown') break;
     // A disabled submit is still the form's button: it waits for the fields to be filled.
     if (el.role === 'button' && el.facts?.concealed !== true && !TOGGLE.test(normalize(el.name)))
       run.push(el);

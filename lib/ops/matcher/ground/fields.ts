@@ -194,6 +194,22 @@ function byPlace(form: FormInfo) {
   else form.kind = 'none';
 }
 
+/**
+ * A password right before its confirmation is the new one even when the page wraps each field in
+ * a group of its own (so no one form holds both): the next usable text field of the page is it.
+ */
+function acrossGroups(page: PageForms) {
+  const live = [...page.fields.values()].filter((f) => f.usable);
+  for (let i = 0; i + 1 < live.length; i++) {
+    const [f, next] = [live[i]!, live[i + 1]!];
+    if (f.form === next.form || f.password !== 'plain' || next.password !== 'confirm') continue;
+    f.password = 'new';
+    f.passwordBy = 'place';
+    const form = page.forms.get(f.form);
+    if (form?.kind === 'login') form.kind = 'signup';
+  }
+}
+
 const forms = new WeakMap<readonly SnapshotElement[], PageForms>();
 
 /** Every field of the page classified, and its forms; computed once per snapshot. */
@@ -219,6 +235,7 @@ export function pageForms(elements: readonly SnapshotElement[]): PageForms {
     } else if (el.role === 'button') formOf(el.facts?.form ?? 0).buttons.push(el);
   }
   for (const form of out.forms.values()) byPlace(form);
+  acrossGroups(out);
   forms.set(elements, out);
   return out;
 }
