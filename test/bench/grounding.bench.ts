@@ -307,6 +307,25 @@ for (const d of wrong)
     `  ${d.file} [${d.label} / "${d.key}"${d.fits ? '' : ', not fitting'}]: ${d.detail}; target ${d.target}`,
   );
 
+// Why fitting phrasings defer, by the kind of reason (ids, quoted words and counts blanked), so the
+// largest classes of deferrals show first: each is either an ambiguity or a rule to look at.
+const reasonClass = (detail: string) =>
+  detail
+    .split('; ')[0]!
+    .replace(/\[\d+\]/g, '[n]')
+    .replace(/'[^']*'/g, "'…'")
+    .replace(/\(it says [^)]*\)/g, '')
+    .replace(/\d+(?:\.\d+)?/g, 'N')
+    .slice(0, 110);
+const byReason = new Map<string, Set<string>>();
+for (const d of decisions.filter((x) => x.fits && x.outcome === 'deferred')) {
+  const k = `${d.label}: ${reasonClass(d.detail)}`;
+  byReason.set(k, (byReason.get(k) ?? new Set()).add(d.file));
+}
+console.log('\nFitting phrasings deferred, by reason (pages):');
+for (const [k, files] of [...byReason].sort((a, b) => b[1].size - a[1].size).slice(0, 20))
+  console.log(`  ${String(files.size).padStart(3)}  ${k}`);
+
 console.log(
   `\nDecision time after the snapshot: p50 ${round(percentile(times, 50), 3)} ms, p95 ${round(percentile(times, 95), 3)} ms, max ${round(Math.max(...times), 2)} ms over ${times.length} decisions`,
 );
