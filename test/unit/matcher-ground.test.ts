@@ -343,8 +343,26 @@ describe('place across the page', () => {
     const snap = page([text('Email', 1), pw('Password', 1), text('', 1), button('Continue', 1)]);
     expect(picked(snap, 'click the continue button')).toBe(4);
     // A field that says what it is for starts what follows: its button is not the login one.
-    const next = page([text('Email', 1), pw('Password', 1), text('Postcode', 1), button('Continue', 1)]);
+    const next = page([text('Email', 1), pw('Password', 1), text('Postcode', 2), button('Continue', 2)]);
     expect(picked(next, 'click the continue button')).toMatch(/^defer/);
+  });
+
+  it('past a one-time code field of the same form, the form’s own submit is its login button', () => {
+    const snap = page([
+      text('Username', 1),
+      pw('Password', 1),
+      text('Authenticator code', 1),
+      { role: 'button', name: 'Log In', form: 1, f: { form: 1, submit: true } },
+    ]);
+    expect(picked(snap, 'click the log in button')).toBe(4);
+    // Not a plain button after it, nor another form's submit.
+    const plain = page([
+      text('Username', 1),
+      pw('Password', 1),
+      text('Authenticator code', 1),
+      button('Log In', 1),
+    ]);
+    expect(picked(plain, 'click the log in button')).toMatch(/^defer/);
   });
 });
 

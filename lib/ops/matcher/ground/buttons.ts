@@ -54,12 +54,21 @@ function submitRun(page: ReturnType<typeof pageForms>, elements: readonly Snapsh
   /** Links between the password and the first button: where a form's submit is an `<a>`. */
   const links: SnapshotElement[] = [];
   const at = elements.indexOf(anchor!.el);
+  const own = anchor!.el.facts?.form;
+  /** Past a further field of the password's own form (a one-time code, a captcha). */
+  let past = false;
   for (let i = at + 1; i < elements.length && run.length < 8; i++) {
     const el = elements[i]!;
     const field = page.fields.get(el.id);
     // The next field a user fills ends the form's buttons; a field nothing names or describes
-    // (a trap for robots the page shows by mistake) does not.
-    if (field?.usable && field.kind !== 'password' && field.kind !== 'unknown') break;
+    // (a trap for robots the page shows by mistake) does not. A further field of the same
+    // `<form>` does not either, but after it only that form's own submit button counts.
+    if (field?.usable && field.kind !== 'password' && field.kind !== 'unknown') {
+      if (run.length > 0 || links.length > 0 || !own || el.facts?.form !== own) break;
+      past = true;
+      continue;
+    }
+    if (past && !(el.facts?.submit && el.facts.form === own)) continue;
     // A disabled submit is still the form's button: it waits for the fields to be filled.
     if (el.role === 'button' && el.facts?.concealed !== true && !TOGGLE.test(normalize(el.name)))
       run.push(el);
