@@ -71,6 +71,8 @@ export interface SeenText {
   label?: string;
   placeholder?: string;
   value?: string;
+  /** The text just before an unnamed field ("Username:" in a table cell): what the user reads for it. */
+  facts?: { nearby?: string };
 }
 
 const fold = (s: string) =>
@@ -92,7 +94,9 @@ const CONTINUE =
 
 /** The keys of `label`'s phrasings that fit the element the user sees; empty when none does. */
 export function fittingKeys(label: Label, seen: SeenText): string[] {
-  const text = fold([seen.name, seen.label, seen.placeholder, seen.value].filter(Boolean).join(' '));
+  const own = [seen.name, seen.label, seen.placeholder, seen.value].filter(Boolean).join(' ');
+  // A field with no words of its own is read by the text just before it, as the user reads it.
+  const text = fold(own.trim() ? own : (seen.facts?.nearby ?? ''));
   switch (label) {
     case 'username': {
       if (!text.trim()) return ['email', 'username'];
