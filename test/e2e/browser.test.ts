@@ -110,6 +110,24 @@ describe('embedded browser', () => {
     expect(args).toContain('--disable-background-networking');
   });
 
+  it('draws without the emulated GPU, and pages that use WebGL still get it', async () => {
+    expect(chromiumArgs()).toContain('--disable-gpu');
+    const ctx = await newJobContext(browser);
+    const page = await newPage(ctx);
+    await page.setContent('<canvas id="c" width="8" height="8"></canvas>');
+    const drawn = await page.evaluate(() => {
+      const gl = (document.getElementById('c') as HTMLCanvasElement).getContext('webgl');
+      if (!gl) return null;
+      gl.clearColor(1, 0, 0, 1);
+      gl.clear(gl.COLOR_BUFFER_BIT);
+      const px = new Uint8Array(4);
+      gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, px);
+      return Array.from(px);
+    });
+    expect(drawn).toEqual([255, 0, 0, 255]);
+    await ctx.close();
+  });
+
   it('two processes unpacking the binary at once both start', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'bfn-race-'));
     try {
