@@ -18,8 +18,8 @@
  *      model, asked, points at the look-alike): wrong actions.
  *   5. Tokens and cost per 1,000 pages: agent / extract / workflow.
  *
- * `mode: "workflow"` in runs has not landed, so both modes are driven directly (`runWorkflow`,
- * `extract`) on the same pages with the same concurrency; the output says so.
+ * Both modes are driven directly (`runWorkflow`, `extract`) on the same pages with the same
+ * concurrency, so the figures hold the ops' own time and none of a run's bookkeeping; the output says so.
  *
  *   npm run bench:workflows                           (1,000 pages, concurrency 4, 200 changed, 50 trap)
  *   npm run bench:workflows -- --pages 40 --concurrency 2
@@ -230,7 +230,7 @@ async function main() {
   const wfReadMs = ((replay.stepMs.get(openAlias) ?? 0) + (replay.stepMs.get(readAlias) ?? 0)) / replay.pages;
   const readRatio = ex.readMs / PAGES / wfReadMs;
   console.log(
-    `driven directly: runWorkflow and extract on the same ${PAGES} pages, concurrency ${CONCURRENCY}, a fresh browser context per page (mode "workflow" in runs has not landed)`,
+    `driven directly: runWorkflow and extract on the same ${PAGES} pages, concurrency ${CONCURRENCY}, a fresh browser context per page, the scripted model answering at once (its time is not a real model's)`,
   );
   console.log(
     `compile: ${compiled.nodes.length} nodes, ${deterministic} deterministic (${compileRequests} model requests to record them: 1 extract + ${AGENT_SAMPLES} agent samples)`,
