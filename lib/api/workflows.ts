@@ -214,14 +214,15 @@ function documentRoutes(registry: Registry): void {
   });
   const missing = json('no such workflow or version for this key');
   const id = z.object({ id: z.string().describe('workflow id') });
-  const doc = (method: string, path: string, summary: string, extra: Record<string, unknown>) =>
+  type Extra = { responses: Record<number, DocResponse> } & Record<string, unknown>;
+  const doc = (method: string, path: string, summary: string, extra: Extra) =>
     registry.registerPath({
       method,
       path,
       summary,
       security: [{ bearer: [] }],
       ...extra,
-      responses: authedResponses(extra['responses'] as Record<number, DocResponse>),
+      responses: authedResponses(extra.responses),
     });
   doc('post', '/v1/workflows', 'Save a workflow: version 1, or the next version of the same id', {
     request: { body: { content: { 'application/json': { schema: SaveBody } }, required: true } },
