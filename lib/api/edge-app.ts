@@ -17,6 +17,7 @@ import type { PageDriver } from '../browser/page-driver.ts';
 import { resolveModelConfig } from '../llm/config.ts';
 import type { LlmClient } from '../llm/types.ts';
 import { createWebLlmClient } from '../llm/web-client.ts';
+import { explainGoneAct, goneError } from '../ops/gone.ts';
 import { actOn, connectCdpDriver, extractOn, observeOn } from '../ops/portable.ts';
 import type { ActionCacheLike, OpContext, OpLog } from '../ops/types.ts';
 import { OpError } from '../ops/types.ts';
@@ -185,6 +186,9 @@ async function withDriver<T>(
       ...(req.options ? { options: req.options } : {}),
       ...(deps.log ? { log: deps.log } : {}),
       ...(cache ? { cache } : {}),
+    }).catch((err: unknown) => {
+      // An op that could not go on, on a page that answered 404/410: the page not being there.
+      throw (req.url ? goneError(page.status(), req.url) : undefined) ?? err;
     });
     // The page's HTTP status, as the Node server reports it (a 404 page is still read).
     const status = page.status();
@@ -252,8 +256,10 @@ export function createEdgeApp(deps: EdgeAppDeps): OpenAPIHono<Env> {
     );
 
   registerOpRoutes(app, {
-    act: (c, body, input) =>
-      run(c, body, (driver, ctx) => actOn(driver, input as Parameters<typeof actOn>[1], ctx)),
+    act: async (c, body, input) =>
+      explainGoneAct(
+        await run(c, body, (driver, ctx) => actOn(driver, input as Parameters<typeof actOn>[1], ctx)),
+      ),
     observe: (c, body) => run(c, body, (driver, ctx) => observeOn(driver, body.instruction, ctx)),
     extract: (c, body) =>
       run(c, body, (driver, ctx) => extractOn(driver, body.instruction, body.schema, ctx)),

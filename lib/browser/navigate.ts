@@ -1,6 +1,9 @@
 import type { Page, Response } from 'playwright-core';
 import { NetworkBlockedError } from './guard.ts';
 import { BLOCKED_HEADER } from './guard-proxy.ts';
+import { pageGone } from './page-gone.ts';
+
+export { pageGone };
 
 /**
  * `page.goto` that turns a guard refusal into a NetworkBlockedError: either the request-level
@@ -25,18 +28,6 @@ export async function blockedBy(response: Response): Promise<string | undefined>
   if (response.status() !== 403 || response.headers()[BLOCKED_HEADER] !== '1') return undefined;
   const text = await response.text().catch(() => '');
   return text.replace(/^browserfn network guard:\s*/, '') || `Blocked request to ${response.url()}`;
-}
-
-/**
- * Why there is nothing to work on at a URL, or undefined: a 429 (the site refuses to serve us now),
- * or a 404 or 410 that the page did not navigate away from (a single-page app that serves its shell
- * as a 404 and routes by script does). Working on such a page only turns an error page into data.
- */
-export function pageGone(status: number, answeredUrl: string, urlNow: string): string | undefined {
-  if (status === 429) return 'the site answered HTTP 429 (too many requests)';
-  if (status !== 404 && status !== 410) return undefined;
-  if (urlNow !== answeredUrl) return undefined;
-  return `the page answered HTTP ${status} (${status === 404 ? 'not found' : 'gone'})`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { pageGone } from '../browser/navigate.ts';
+import { pageGone } from '../browser/page-gone.ts';
 import { type ActResult, OpError } from './types.ts';
 
 /**

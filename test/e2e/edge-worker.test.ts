@@ -132,6 +132,18 @@ describe('edge worker in workerd', () => {
     expect(JSON.stringify(body.data)).toContain('Not found');
   });
 
+  it('an act that cannot go on, on a 404 page, says the page is not there (as the Node server says)', async () => {
+    const res = await post('/v1/act', {
+      url: `${site.url}/no-such-page.html`,
+      instruction: 'click the login button',
+    });
+    const body = (await res.json()) as { error: { kind: string; message: string } };
+    expect(res.status, JSON.stringify(body)).toBe(502);
+    expect(body.error.kind).toBe('navigation');
+    expect(body.error.message).toContain('the page answered HTTP 404 (not found)');
+    expect(JSON.stringify(body)).not.toContain('could not resolve');
+  });
+
   it('acts, observes and extracts with the model; a secret never reaches it; the KV cache answers the repeat', async () => {
     llm.setHandler((r) => ({
       json: {
