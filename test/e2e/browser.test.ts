@@ -138,7 +138,7 @@ describe('embedded browser', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  }, 90_000);
+  });
 
   it('starts a Chromium that died while starting once more, and reports one that keeps dying', async () => {
     const real = await embeddedExecutablePath();

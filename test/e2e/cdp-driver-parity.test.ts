@@ -49,7 +49,7 @@ beforeAll(async () => {
   context = await newJobContext(browser);
   page = await newPage(context);
   cdp = await connectCdpDriver(remote.wsUrl, { WebSocket: WS });
-}, 60_000);
+});
 
 afterAll(async () => {
   await cdp?.close();
@@ -140,7 +140,7 @@ describe('raw CDP driver vs Playwright driver', () => {
     expect((await observeOn(cdp.driver, 'the Work email field')).elements.map((e) => e.name)).toEqual([
       'Work email',
     ]);
-  }, 60_000);
+  });
 
   it('acts and extracts the same with the scripted model, inside a cross-origin iframe too', async () => {
     const llmClient = client(llm, 'openai');
@@ -205,7 +205,7 @@ describe('raw CDP driver vs Playwright driver', () => {
         { name: 'First Aid Kit', url: `${site.url}/products/first-aid.html` },
       ],
     });
-  }, 60_000);
+  });
 
   it('follows same-document moves (pushState) and goes back over them as Playwright does', async () => {
     await openBoth('/login.html');
@@ -217,7 +217,7 @@ describe('raw CDP driver vs Playwright driver', () => {
     expect(actShape(b)).toEqual(actShape(a));
     expect(b.url).toBe(`${site.url}/login.html`);
     expect(b.message).toBe('went back');
-  }, 60_000);
+  });
 
   it('puts every request to the guard hook first: a refused page fails as blocked, nothing of it loads', async () => {
     const seen: string[] = [];
@@ -251,7 +251,7 @@ describe('raw CDP driver vs Playwright driver', () => {
     } finally {
       await off();
     }
-  }, 60_000);
+  });
 
   it("attaches to the browser's existing page when asked, and leaves it open on close", async () => {
     const first = await connectCdpDriver(remote.wsUrl, { WebSocket: WS, attach: 'existing' });
@@ -265,7 +265,7 @@ describe('raw CDP driver vs Playwright driver', () => {
     } finally {
       await again.close();
     }
-  }, 60_000);
+  });
 
   it('reads and acts inside an out-of-process iframe (site isolation on) as Playwright does in-process', async () => {
     // Only the remote browser isolates sites: the cross-origin frame lives in a process (and a CDP
@@ -303,7 +303,7 @@ describe('raw CDP driver vs Playwright driver', () => {
       await tab.close();
       await isolated.close();
     }
-  }, 60_000);
+  });
 });
 
 describe('perception on the port: the same answers through raw CDP as through Playwright', () => {
@@ -345,7 +345,7 @@ describe('perception on the port: the same answers through raw CDP as through Pl
     );
     expect(a!.twins).toBe(1);
     expect(a!.recorded.after).toMatchObject({ navigated: false, value: 'ada@example.com' });
-  }, 60_000);
+  });
 
   it('finds and replays a recorded extractor over a list the same way', async () => {
     await openBoth('/products.html');
@@ -372,7 +372,7 @@ describe('perception on the port: the same answers through raw CDP as through Pl
       'Sleeping Pad',
       'First Aid Kit',
     ]);
-  }, 60_000);
+  });
 
   it('finds what covers an element and the control that refuses consent', async () => {
     await openBoth('/modal.html');
@@ -393,7 +393,7 @@ describe('perception on the port: the same answers through raw CDP as through Pl
     expect(banners[1]).toEqual(banners[0]);
     expect(banners[0]?.dismiss?.name).toBe('Reject all');
     expect(banners[0]?.coveredBy).toContain('We use cookies');
-  }, 60_000);
+  });
 
   it('a field shown 300 ms late is filled and a select enabled late is chosen; a field never shown fails', async () => {
     await openBoth('/login.html');
@@ -412,7 +412,7 @@ describe('perception on the port: the same answers through raw CDP as through Pl
       await expect(never.fill('x', { timeoutMs: 300 }), d.kind).rejects.toThrow(/Timeout 300ms exceeded/);
       expect(await d.mainFrame().evaluate("document.getElementById('never').value"), d.kind).toBe('');
     }
-  }, 60_000);
+  });
 
   it('gives up on an element the page replaces at every read, with a clear error', async () => {
     await openBoth('/login.html');
@@ -433,5 +433,5 @@ describe('perception on the port: the same answers through raw CDP as through Pl
         error: expect.stringMatching(/replaced again each time the page was read \(3 reads\)/),
       });
     }
-  }, 60_000);
+  });
 });

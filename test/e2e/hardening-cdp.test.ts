@@ -19,7 +19,7 @@ beforeAll(async () => {
   a = sdkFor('key-a');
   b = sdkFor('key-b');
   await Promise.all([a.init(), b.init()]);
-}, 60_000);
+});
 
 afterAll(async () => {
   await Promise.all([a?.close(), b?.close()]);
@@ -57,7 +57,7 @@ describe('CDP proxy between tenants', () => {
     } finally {
       cdp.close();
     }
-  }, 60_000);
+  });
 
   it('refuses upper-case and space-led URLs to a host the guard refuses, as the browser would read them', async () => {
     const cdp = await cdpClient(await env.connectUrlOf(a.browserbaseSessionID!, 'key-a'));
@@ -95,7 +95,7 @@ describe('CDP proxy between tenants', () => {
     } finally {
       cdp.close();
     }
-  }, 30_000);
+  });
 });
 
 describe('Stagehand protocol inputs, fuzzed', () => {
@@ -142,7 +142,7 @@ describe('Stagehand protocol inputs, fuzzed', () => {
       }
     expect(calls).toBe(ids.length * 6 + bodies.length * 4);
     expect(seen).toEqual([]);
-  }, 60_000);
+  });
 });
 
 /** A JSON Schema nested `depth` objects deep, as text (JSON.stringify itself overflows on it). */
@@ -183,7 +183,7 @@ describe('CDP frames, fuzzed', () => {
     const page = b.context.pages()[0]!;
     await page.goto(`${env.site.url}/login.html`);
     expect(await page.evaluate(() => document.title)).toBeTruthy();
-  }, 60_000);
+  });
 });
 
 describe('a 20,000-deep extract schema', () => {

@@ -25,7 +25,7 @@ let env: HardeningEnv;
 beforeAll(async () => {
   env = await startHardeningEnv();
   await env.plantRun('r-main');
-}, 60_000);
+});
 
 afterAll(async () => {
   await env?.close();

@@ -15,7 +15,7 @@ let env: HardeningEnv;
 beforeAll(async () => {
   env = await startHardeningEnv();
   await env.plantRun('r-main');
-}, 60_000);
+});
 
 afterAll(async () => {
   await env?.close();
@@ -107,7 +107,7 @@ describe('evidence served as data, the report under a real CSP (item 4)', () => 
     } finally {
       await context.close();
     }
-  }, 60_000);
+  });
 });
 
 describe('ids and paths a store cannot take are a 400 naming the field (item 7)', () => {
@@ -158,7 +158,7 @@ describe('ids and paths a store cannot take are a 400 naming the field (item 7)'
     });
     expect(res.status).toBe(400);
     expect(JSON.stringify(await res.json())).toMatch(/schema: nested deeper than 64 levels/);
-  }, 30_000);
+  });
 });
 
 /** Sends `head` then `body` one byte every `gapMs`; resolves with what the server answered. */
@@ -196,14 +196,14 @@ describe('slow requests are cut (item 8)', () => {
     const { answer, sent } = await trickle(head, body, 250);
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
     expect(sent).toBeLessThan(body.length);
-  }, 60_000);
+  });
 
   it('answers 408 to headers that trickle in', async () => {
     const head = `GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nx-slow: ${'y'.repeat(60)}\r\n\r\n`;
     const { answer, sent } = await trickle('', head, 250);
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
     expect(sent).toBeLessThan(head.length);
-  }, 60_000);
+  });
 });
 
 describe('what the timeouts leave alone (item 8)', () => {
@@ -215,7 +215,7 @@ describe('what the timeouts leave alone (item 8)', () => {
     });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { success: boolean }).success).toBe(true);
-  }, 60_000);
+  });
 });
 
 describe('run and evidence inputs, fuzzed (item 9)', () => {

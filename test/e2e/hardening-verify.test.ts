@@ -15,7 +15,7 @@ let env: HardeningEnv;
 
 beforeAll(async () => {
   env = await startHardeningEnv();
-}, 60_000);
+});
 
 afterAll(async () => {
   await env?.close();

@@ -74,7 +74,7 @@ beforeAll(async () => {
       ...(note ? { note, parent: 1 } : {}),
     });
   }
-}, 60_000);
+});
 
 afterAll(async () => {
   server?.close();
@@ -224,7 +224,7 @@ describe('the run report', () => {
     } finally {
       await close();
     }
-  }, 60_000);
+  });
 
   it('refuses an expired, tampered or other-run link, and a link opens nothing but its report', async () => {
     const nowS = Math.floor(Date.now() / 1000);
@@ -267,7 +267,7 @@ describe('the run report', () => {
     const tooLong = await post('/v1/runs/r-view/report-link', { expiresInSeconds: 90_000 });
     expect(tooLong.status).toBe(400);
     expect(JSON.stringify(await tooLong.json())).toContain('expiresInSeconds');
-  }, 60_000);
+  });
 });
 
 describe('workflow show', () => {
@@ -343,5 +343,5 @@ describe('workflow show', () => {
       await close();
     }
     expect((await readFile(file, 'utf8')).includes('<script')).toBe(false);
-  }, 60_000);
+  });
 });

@@ -291,7 +291,7 @@ describe('browserfn run: SIGKILL, then resume; verify', () => {
             .join(', ') || 'nothing'
         }`;
       process.kill(-child.pid!, 'SIGKILL');
-    }, 45_000);
+    }, 100_000);
     const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
     clearTimeout(stuck);
     const diagnosis = `the CLI on a terminal printed:\n${out}${seen}`;

@@ -40,7 +40,7 @@ beforeAll(async () => {
     tempStores('bfn-runs-memory-'),
   ]);
   llm.setHandler(detailsModel);
-}, 60_000);
+});
 afterAll(async () => {
   await closeGuardProxies();
   await browser?.close();

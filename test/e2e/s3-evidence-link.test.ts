@@ -13,7 +13,7 @@ let store: S3EvidenceStore;
 beforeAll(async () => {
   aws = await startAwsLocal(['s3']);
   store = new S3EvidenceStore({ client: aws.s3.client, bucket: aws.s3.bucket });
-}, 60_000);
+});
 afterAll(async () => {
   await aws?.stop();
 });

@@ -42,7 +42,7 @@ beforeAll(async () => {
     tempStores('bfn-scenario-runs-'),
   ]);
   llm.setHandler(notesModel);
-}, 60_000);
+});
 afterAll(async () => {
   await closeGuardProxies();
   await browser?.close();

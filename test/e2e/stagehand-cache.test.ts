@@ -17,7 +17,7 @@ beforeAll(async () => {
   env = await startStagehandEnv({ cacheFor: localTenantCaches(cacheRoot) });
   sh = sdkFor('key-a');
   await sh.init();
-}, 60_000);
+});
 
 afterAll(async () => {
   await sh?.close();

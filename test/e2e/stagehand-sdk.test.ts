@@ -21,7 +21,7 @@ beforeAll(async () => {
   a = sdkFor('key-a');
   b = sdkFor('key-b');
   await Promise.all([a.init(), b.init()]);
-}, 60_000);
+});
 
 afterAll(async () => {
   await Promise.all([a?.close(), b?.close()]);
@@ -265,7 +265,7 @@ describe('the Stagehand SDK on browserfn', () => {
       status = (await env.call(`/v1/sessions/${id}`, 'key-b')).status;
     }
     expect(status).toBe(404);
-  }, 60_000);
+  });
 
   it('disableAPI: a Browserbase-style session runs the SDK’s own pipeline over the proxied socket', async () => {
     // Every CDP command of Stagehand's local snapshot and click goes through the filter here.

@@ -29,7 +29,7 @@ beforeAll(async () => {
     },
   });
   await sh.init();
-}, 60_000);
+});
 
 afterAll(async () => {
   await sh?.close();

@@ -27,7 +27,7 @@ beforeAll(async () => {
   b = sdkFor('key-b');
   await Promise.all([a.init(), b.init()]);
   await a.context.pages()[0]!.goto(`${env.site.url}/login.html`);
-}, 60_000);
+});
 
 afterAll(async () => {
   await Promise.all([a?.close(), b?.close()]);
@@ -286,5 +286,5 @@ describe('a remote CDP browser', () => {
       await remote.browser.close();
       await far.browser.close();
     }
-  }, 60_000);
+  });
 });

@@ -17,7 +17,7 @@ import { type AwsLocal, startAwsLocal } from '../support/aws-local.ts';
 let aws: AwsLocal;
 beforeAll(async () => {
   aws = await startAwsLocal(['dynamo', 's3']);
-}, 60_000);
+});
 afterAll(async () => {
   await aws?.stop();
 });

@@ -170,7 +170,7 @@ export function stagehandSuite(
     sh = make();
     await sh.init();
     ready(env, sh);
-  }, 60_000);
+  });
   afterAll(async () => {
     await sh?.close();
     await env?.close();
