@@ -159,7 +159,7 @@ describe('browserfn run: SIGKILL, then resume; verify', () => {
     );
 
     const verify = start(['verify', runId, '--out', dir]);
-    expect(await verify.exit).toBe(0);
+    expect(await verify.exit, verify.stdout()).toBe(0);
     const files =
       [...final.values()].reduce(
         (n, b) => n + (JSON.parse(b) as { evidence: unknown[] }).evidence.length,
