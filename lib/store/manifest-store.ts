@@ -122,6 +122,21 @@ export interface SealedManifest {
   entries: number;
 }
 
+/** The temp name a file write uses until its rename (`<key>.<uuid>.tmp`, local-files.ts). */
+const TEMP_WRITE = /\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/;
+
+/**
+ * A process killed in the middle of writing a file leaves its temp file behind, and a resumed run
+ * writes that file again under a new temp name. The run is sealed only when every sample is done, so
+ * no writer of this run is alive: what is left under a temp name is an unfinished write, never
+ * evidence, and would otherwise fail every later verify as a file the manifest does not know.
+ */
+async function sweepDeadWrites(evidence: EvidenceStore, tenant: string, runId: string): Promise<void> {
+  if (!evidence.inventory) return;
+  for (const entry of await evidence.inventory(runEvidencePrefix(tenant, runId)))
+    if (entry.regular && TEMP_WRITE.test(entry.key)) await evidence.delete(entry.key);
+}
+
 /**
  * Merges the parts into `manifest.jsonl` (samples in id order, then the run's own files) and returns
  * the head to store with the run (`RunStore.updateRun(..., { manifestHead })`). A part whose own chain
@@ -132,6 +147,7 @@ export async function sealManifest(
   tenant: string,
   runId: string,
 ): Promise<SealedManifest> {
+  await sweepDeadWrites(evidence, tenant, runId);
   const prefix = partsPrefix(tenant, runId);
   const keys = await evidence.list(prefix);
   const names = keys.map((k) => k.slice(prefix.length));

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,6 +28,23 @@ describe('manifestedEvidence: the EvidenceStore a sample writes through', () => 
     expect(sealed.entries).toBe(2);
     expect(await verifyRun(store, 't', 'r1', sealed.head)).toMatchObject({ ok: true, files: 2 });
     expect([a.sha256, b.sha256].every((h) => /^[0-9a-f]{64}$/.test(h))).toBe(true);
+  });
+
+  it('seals a run a killed write left a temp file in: the unfinished write is swept, a stray file is still reported', async () => {
+    const sample = manifestedEvidence(store, 't', 'r-killed', 's1');
+    const shot = sampleEvidenceKey('t', 'r-killed', 's1', '01_page.jpg');
+    await sample.put(shot, 'jpeg bytes');
+    // What a SIGKILL between write and rename leaves: the temp file of a write that never finished.
+    const samples = join(dir, 't', 'run_r-killed', 'samples', 's1');
+    await writeFile(join(samples, '01_page.jpg.1b4e28ba-2fa1-11d2-883f-0016d3cca427.tmp'), 'half a jpe');
+    const sealed = await sealManifest(store, 't', 'r-killed');
+    expect(await verifyRun(store, 't', 'r-killed', sealed.head)).toMatchObject({ ok: true, files: 1 });
+    expect(await readdir(samples)).toEqual(['01_page.jpg']);
+    // Anything else the manifest does not know is still someone's doing, and verify says so.
+    await writeFile(join(samples, 'planted.tmp'), 'x');
+    const again = await verifyRun(store, 't', 'r-killed', sealed.head);
+    expect(again.ok).toBe(false);
+    expect(again.problem?.message).toContain('planted.tmp is not in the manifest');
   });
 
   it("refuses keys outside the run, the manifest's own files, and deleting the run's evidence", async () => {
