@@ -60,8 +60,11 @@ async function recordOnV1(): Promise<Workflow> {
     expect(result.resolvedBy).toBe('matcher');
     acts.push({ instruction, result });
   }
-  // Looked up, not taken as the last: an earlier test's cart request may land late on a busy machine.
-  expect(site.carts.slice(before)).toContainEqual(expect.objectContaining({ id: 1, qty: 2, gift: true }));
+  // Looked up, not taken as the last: an earlier test's cart request may land late on a busy machine,
+  // and this one may still be on its way when the click returns.
+  await expect
+    .poll(() => site.carts.slice(before), { timeout: 30_000 })
+    .toContainEqual(expect.objectContaining({ id: 1, qty: 2, gift: true }));
   return compileActs(acts, {
     startUrl: `${site.url}/product/1`,
     input: { url: `${site.url}/product/1`, qty: '2' },
