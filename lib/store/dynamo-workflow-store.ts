@@ -9,14 +9,10 @@
  * A version is put with `attribute_not_exists(pk)`: of two writers of version N, one gets `exists`.
  * Outcomes are a compare-and-set on the version item's `seq`, so concurrent samples lose no count.
  */
-import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import {
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Item } from './dynamo-items.ts';
+import { DynamoTable, isConditionFailed } from './dynamo-table.ts';
 import { fromKeySegment, keySegment } from './keys.ts';
 import type { EvidenceStore, JsonObject, WriteOnce } from './ports.ts';
 import {
@@ -39,26 +35,19 @@ export interface DynamoWorkflowStoreOptions {
   verifyAfter?: number;
 }
 
-type Item = Record<string, unknown>;
-
-const isConditionFailed = (err: unknown) => err instanceof ConditionalCheckFailedException;
 const partition = (tenant: string, id: string) => `${keySegment(tenant)}#workflow#${keySegment(id)}`;
 const listPartition = (tenant: string) => `${keySegment(tenant)}#workflows`;
 const versionSk = (version: number) => `v#${String(version).padStart(10, '0')}`;
 const OUTCOME_ATTEMPTS = 20;
 
 export class DynamoWorkflowStore implements WorkflowStore {
-  private readonly doc: DynamoDBDocumentClient;
-  private readonly table: string;
+  private readonly table: DynamoTable;
   private readonly blobs: EvidenceStore;
   private readonly inlineLimit: number;
   private readonly verifyAfter: number;
 
   constructor(options: DynamoWorkflowStoreOptions) {
-    this.doc = DynamoDBDocumentClient.from(options.client, {
-      marshallOptions: { removeUndefinedValues: true },
-    });
-    this.table = options.table;
+    this.table = new DynamoTable(options.client, options.table);
     this.blobs = options.blobs;
     this.inlineLimit = options.inlineLimitBytes ?? 300_000;
     this.verifyAfter = options.verifyAfter ?? DEFAULT_VERIFY_AFTER;
@@ -101,40 +90,40 @@ export class DynamoWorkflowStore implements WorkflowStore {
     }
     const name = workflowName(input.document, input.id);
     const createdAt = new Date().toISOString();
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: {
-            pk,
-            sk,
-            tenant: input.tenant,
-            id: input.id,
-            version: input.version,
-            name,
-            createdAt,
-            parent: input.parent,
-            note: input.note,
-            ...(docRef ? { docRef } : { doc: json }),
-            verified: false,
-            streak: 0,
-            runsOk: 0,
-            runsFailed: 0,
-            seq: 0,
-          },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      );
-    } catch (err) {
+    const put = await this.table
+      .putIf(
+        {
+          pk,
+          sk,
+          tenant: input.tenant,
+          id: input.id,
+          version: input.version,
+          name,
+          createdAt,
+          parent: input.parent,
+          note: input.note,
+          ...(docRef ? { docRef } : { doc: json }),
+          verified: false,
+          streak: 0,
+          runsOk: 0,
+          runsFailed: 0,
+          seq: 0,
+        },
+        'attribute_not_exists(pk)',
+      )
+      .catch(async (err: unknown) => {
+        if (docRef) await this.blobs.delete(docRef);
+        throw err;
+      });
+    if (!put.written) {
       if (docRef) await this.blobs.delete(docRef);
-      if (isConditionFailed(err)) return 'exists';
-      throw err;
+      return 'exists';
     }
     // The summary only moves forward: a slow writer of an older version cannot lower `latest`.
     try {
-      await this.doc.send(
+      await this.table.doc.send(
         new UpdateCommand({
-          TableName: this.table,
+          TableName: this.table.name,
           Key: { pk: listPartition(input.tenant), sk: keySegment(input.id) },
           UpdateExpression: 'SET id = :id, #name = :name, latest = :v, updatedAt = :at',
           ConditionExpression: 'attribute_not_exists(latest) OR latest < :v',
@@ -154,9 +143,9 @@ export class DynamoWorkflowStore implements WorkflowStore {
   }
 
   private async latestItem(tenant: string, id: string): Promise<Item | undefined> {
-    const out = await this.doc.send(
+    const out = await this.table.doc.send(
       new QueryCommand({
-        TableName: this.table,
+        TableName: this.table.name,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :v)',
         ExpressionAttributeValues: { ':pk': partition(tenant, id), ':v': 'v#' },
         ScanIndexForward: false,
@@ -167,15 +156,8 @@ export class DynamoWorkflowStore implements WorkflowStore {
     return out.Items?.[0];
   }
 
-  private async item(tenant: string, id: string, version: number): Promise<Item | undefined> {
-    const out = await this.doc.send(
-      new GetCommand({
-        TableName: this.table,
-        Key: { pk: partition(tenant, id), sk: versionSk(version) },
-        ConsistentRead: true,
-      }),
-    );
-    return out.Item;
+  private item(tenant: string, id: string, version: number): Promise<Item | undefined> {
+    return this.table.get({ pk: partition(tenant, id), sk: versionSk(version) });
   }
 
   async getVersion(tenant: string, id: string, version?: number): Promise<WorkflowVersionRecord | undefined> {
@@ -184,32 +166,13 @@ export class DynamoWorkflowStore implements WorkflowStore {
     return item ? this.toRecord(item) : undefined;
   }
 
-  private async queryAll(pk: string, prefix: string): Promise<Item[]> {
-    const items: Item[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      items.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return items;
-  }
-
   async listVersions(tenant: string, id: string): Promise<WorkflowVersionRecord[]> {
-    const items = await this.queryAll(partition(tenant, id), 'v#');
+    const items = await this.table.queryAll(partition(tenant, id), 'v#');
     return Promise.all(items.map((item) => this.toRecord(item)));
   }
 
   async list(tenant: string): Promise<WorkflowSummary[]> {
-    const items = await this.queryAll(listPartition(tenant), '');
+    const items = await this.table.queryAll(listPartition(tenant), '');
     return items
       .map((item) => ({
         tenant,
@@ -234,9 +197,9 @@ export class DynamoWorkflowStore implements WorkflowStore {
       const next = applyOutcome(now, outcome, this.verifyAfter);
       const seq = Number(item.seq ?? 0);
       try {
-        await this.doc.send(
+        await this.table.doc.send(
           new UpdateCommand({
-            TableName: this.table,
+            TableName: this.table.name,
             Key: { pk: partition(tenant, id), sk: versionSk(version) },
             UpdateExpression:
               'SET verified = :verified, streak = :streak, signature = :sig, runsOk = :ok, runsFailed = :failed, seq = :next',
