@@ -6,7 +6,7 @@ import { forCommandLine, noModelError } from '../llm/config.ts';
 import { sampleFromUrl } from '../runs/samples.ts';
 import { parseTaskSpec, SpecError } from '../runs/task-spec.ts';
 import type { SampleStatus } from '../store/ports.ts';
-import { intFlag, parse, UsageError } from './args.ts';
+import { intFlag, parse, UsageError, varFlags } from './args.ts';
 import { CLI_TENANT, localStores } from './local-stores.ts';
 import { policyForCli } from './open.ts';
 import { pageArg } from './page-arg.ts';
@@ -40,17 +40,6 @@ async function readSchema(path: string): Promise<Record<string, unknown>> {
   } catch (err) {
     throw new UsageError(`--schema: ${path} is not a JSON Schema object (${(err as Error).message})`);
   }
-}
-
-function variables(list: string[] | undefined): Record<string, string> | undefined {
-  if (!list?.length) return undefined;
-  const out: Record<string, string> = {};
-  for (const item of list) {
-    const at = item.indexOf('=');
-    if (at <= 0) throw new UsageError(`--var expects name=value, got "${item.split('=')[0]}…"`);
-    out[item.slice(0, at)] = item.slice(at + 1);
-  }
-  return out;
 }
 
 /** `--cua`: the computer-use model from `--model` or BROWSERFN_MODEL, one of the three providers that have one. */
@@ -101,7 +90,7 @@ export async function agentCommand(argv: string[], out: (s: string) => void): Pr
     ...(steps?.length ? { steps } : {}),
     ...(flags.cua ? { computerUse: { model: computerUseModel(flags.model) } } : {}),
   });
-  const vars = variables(flags.var as unknown as string[] | undefined);
+  const vars = varFlags(flags);
   const policy = policyForCli(page);
   // The agent, the model SDKs and the browser load once the arguments are checked: a usage error
   // answers without them.

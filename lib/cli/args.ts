@@ -42,3 +42,17 @@ export function intFlag(flags: Flags, name: string): number | undefined {
     throw new UsageError(`--${name} expects a positive whole number, got "${String(v)}"`);
   return n;
 }
+
+/** `--var name=value`, repeated: the secret variables typed as %name% (the value is never echoed back). */
+export function varFlags(flags: Flags): Record<string, string> | undefined {
+  const v = flags.var;
+  const list = typeof v === 'string' ? [v] : Array.isArray(v) ? v : [];
+  if (!list.length) return undefined;
+  const out: Record<string, string> = {};
+  for (const item of list) {
+    const at = item.indexOf('=');
+    if (at <= 0) throw new UsageError(`--var expects name=value, got "${item.split('=')[0]}…"`);
+    out[item.slice(0, at)] = item.slice(at + 1);
+  }
+  return out;
+}

@@ -13,7 +13,7 @@ import { guardedGoto } from '../browser/navigate.ts';
 import { closeSharedBrowser, openSession } from '../browser/session.ts';
 import { forCommandLine, noModelError } from '../llm/config.ts';
 import { compileJourney, type ExploreIteration, explore } from '../scenarios/explore.ts';
-import { intFlag, parse, UsageError } from './args.ts';
+import { intFlag, parse, UsageError, varFlags } from './args.ts';
 import { policyForCli } from './open.ts';
 import { pageArg } from './page-arg.ts';
 
@@ -26,17 +26,6 @@ const OPTIONS = {
   out: { type: 'string' },
   model: { type: 'string' },
 } as const;
-
-function variables(list: string[] | undefined): Record<string, string> | undefined {
-  if (!list?.length) return undefined;
-  const out: Record<string, string> = {};
-  for (const item of list) {
-    const at = item.indexOf('=');
-    if (at <= 0) throw new UsageError(`--var expects name=value, got "${item.split('=')[0]}…"`);
-    out[item.slice(0, at)] = item.slice(at + 1);
-  }
-  return out;
-}
 
 const formatIteration = (it: ExploreIteration) =>
   [
@@ -53,7 +42,7 @@ export async function exploreCommand(argv: string[], out: (s: string) => void): 
   const goal = positionals[1]?.trim();
   if (!goal) throw new UsageError('missing "<goal>": the journeys to find, in plain words');
   const maxIterations = intFlag(flags, 'max-iterations');
-  const vars = variables(flags.var as string[] | undefined);
+  const vars = varFlags(flags);
   const policy = policyForCli(page);
   const llm = await modelFor(typeof flags.model === 'string' ? { model: flags.model } : {}, { policy });
   if (!llm) throw new Error(`exploring needs a model. ${forCommandLine(noModelError().message)}`);

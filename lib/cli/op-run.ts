@@ -9,7 +9,7 @@ import { ActionCache } from '../ops/cache.ts';
 import { goneError } from '../ops/gone.ts';
 import type { OpContext } from '../ops/types.ts';
 import { LocalCacheStore } from '../store/local-cache.ts';
-import { type Flags, intFlag, UsageError } from './args.ts';
+import { type Flags, intFlag, UsageError, varFlags } from './args.ts';
 import { openPage, policyForCli } from './open.ts';
 import type { PageArg } from './page-arg.ts';
 import { startWaitNotice, type Waiting } from './wait-notice.ts';
@@ -18,18 +18,6 @@ export { act } from '../ops/act.ts';
 export { extract } from '../ops/extract.ts';
 export { explainGoneAct } from '../ops/gone.ts';
 export { observe } from '../ops/observe.ts';
-
-function variables(flags: Flags): Record<string, string> | undefined {
-  const list = flags.var as unknown as string[] | undefined;
-  if (!list?.length) return undefined;
-  const out: Record<string, string> = {};
-  for (const item of list) {
-    const at = item.indexOf('=');
-    if (at <= 0) throw new UsageError(`--var expects name=value, got "${item.split('=')[0]}…"`);
-    out[item.slice(0, at)] = item.slice(at + 1);
-  }
-  return out;
-}
 
 export async function withContext<T>(
   page: PageArg,
@@ -41,7 +29,7 @@ export async function withContext<T>(
   if (vision !== undefined && vision !== 'fallback' && vision !== 'always' && vision !== 'never')
     throw new UsageError('--vision expects fallback, always or never');
   const budget = intFlag(flags, 'budget');
-  const vars = variables(flags);
+  const vars = varFlags(flags);
   const llm = await modelFor(typeof flags.model === 'string' ? { model: flags.model } : {}, { policy });
   const waiting: Waiting = { what: '' };
   const session = await openPage(page, waiting);

@@ -15,7 +15,7 @@ import { closeSharedBrowser, openSession } from '../browser/session.ts';
 import { forCommandLine, noModelError } from '../llm/config.ts';
 import { repairScript } from '../scenarios/repair/repair.ts';
 import { ScriptError } from '../scenarios/repair/script.ts';
-import { intFlag, parse, UsageError } from './args.ts';
+import { intFlag, parse, UsageError, varFlags } from './args.ts';
 import { policyForCli } from './open.ts';
 import { pageArg } from './page-arg.ts';
 
@@ -32,17 +32,6 @@ const OPTIONS = {
   model: { type: 'string' },
   'step-timeout': { type: 'string' },
 } as const;
-
-function variables(list: string[] | undefined): Record<string, string> | undefined {
-  if (!list?.length) return undefined;
-  const out: Record<string, string> = {};
-  for (const item of list) {
-    const at = item.indexOf('=');
-    if (at <= 0) throw new UsageError(`--var expects name=value, got "${item.split('=')[0]}…"`);
-    out[item.slice(0, at)] = item.slice(at + 1);
-  }
-  return out;
-}
 
 /** Where the repaired script goes when --out is not given: beside it, never over it. */
 export const defaultOut = (file: string) =>
@@ -65,7 +54,7 @@ export async function repairCommand(argv: string[], out: (s: string) => void): P
   } catch {
     throw new UsageError(`cannot read the script ${file}`);
   }
-  const vars = variables(flags.var as string[] | undefined);
+  const vars = varFlags(flags);
   const policy = policyForCli(page);
   const llm = await modelFor(typeof flags.model === 'string' ? { model: flags.model } : {}, { policy });
   if (!llm) throw new Error(`repair needs a model. ${forCommandLine(noModelError().message)}`);

@@ -16,7 +16,7 @@ import type { IterationRecord } from '../scenarios/run-scenario.ts';
 import { runScenario } from '../scenarios/run-scenario.ts';
 import { parseScenario, parseScenarioText, type Scenario, ScenarioError } from '../scenarios/spec.ts';
 import { exportPlaywright } from '../workflows/export-playwright.ts';
-import { parse, UsageError } from './args.ts';
+import { parse, UsageError, varFlags } from './args.ts';
 import { policyForCli } from './open.ts';
 import { pageArg } from './page-arg.ts';
 
@@ -31,17 +31,6 @@ const OPTIONS = {
   playwright: { type: 'string' },
   vision: { type: 'string' },
 } as const;
-
-function variables(list: string[] | undefined): Record<string, string> | undefined {
-  if (!list?.length) return undefined;
-  const out: Record<string, string> = {};
-  for (const item of list) {
-    const at = item.indexOf('=');
-    if (at <= 0) throw new UsageError(`--var expects name=value, got "${item.split('=')[0]}…"`);
-    out[item.slice(0, at)] = item.slice(at + 1);
-  }
-  return out;
-}
 
 /** The steps from the file and/or the --step flags (file steps first). */
 export async function scenarioFrom(file: string | undefined, steps: string[] | undefined): Promise<Scenario> {
@@ -99,7 +88,7 @@ export async function scenarioCommand(argv: string[], out: (s: string) => void):
       throw new UsageError(`--vision: text or som, not "${String(flags.vision)}"`);
     scenario.vision = flags.vision;
   }
-  const vars = variables(flags.var as string[] | undefined);
+  const vars = varFlags(flags);
   const policy = policyForCli(page);
   const llm = await modelFor(typeof flags.model === 'string' ? { model: flags.model } : {}, { policy });
   if (!llm) throw new Error(`scenarios need a model. ${forCommandLine(noModelError().message)}`);

@@ -1,6 +1,6 @@
 /** Issue 28 item 3: an option error is one line that names the option, with balanced quotes. */
 import { describe, expect, it } from 'vitest';
-import { parse, UsageError } from '../../lib/cli/args.ts';
+import { parse, UsageError, varFlags } from '../../lib/cli/args.ts';
 
 const options = { limit: { type: 'string' as const }, verbose: { type: 'boolean' as const } };
 const problem = (argv: string[]): string => {
@@ -41,5 +41,22 @@ describe('option errors', () => {
       flags: { limit: '3', verbose: true },
       positionals: ['x'],
     });
+  });
+
+  it('--var takes name=value (the value may hold "="); a bad one is named without echoing its value', () => {
+    const flags = parse(['--var', 'pw=a=b', '--var', 'user=me'], {
+      var: { type: 'string', multiple: true },
+    }).flags;
+    expect(varFlags(flags)).toEqual({ pw: 'a=b', user: 'me' });
+    expect(varFlags({})).toBeUndefined();
+    let msg = '';
+    try {
+      varFlags({ var: ['=s3cret'] });
+    } catch (err) {
+      expect(err).toBeInstanceOf(UsageError);
+      msg = (err as Error).message;
+    }
+    expect(msg).toMatch(/^--var expects name=value/);
+    expect(msg).not.toContain('s3cret');
   });
 });
