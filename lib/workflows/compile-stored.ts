@@ -9,7 +9,7 @@
 import type { Page } from 'playwright-core';
 import { sampleEvidenceKey } from '../store/keys.ts';
 import type { EvidenceStore, Json, JsonObject, RunStore } from '../store/ports.ts';
-import { CompileError, compileAgentSample, compileExtractSample } from './compile.ts';
+import { CompileError, type CompileOptions, compileAgentSample, compileExtractSample } from './compile.ts';
 import type { Workflow } from './schema.ts';
 
 /** No such run / sample for this tenant. */
@@ -83,6 +83,7 @@ export async function compileStoredSample(
   src: StoredSampleSource,
   ref: { tenant: string; runId: string; sampleId: string; name?: string },
   withPage: WithPage,
+  opts: CompileOptions = {},
 ): Promise<Workflow> {
   const { tenant, runId, sampleId } = ref;
   const result = await src.runStore.getResult(tenant, runId, sampleId);
@@ -105,14 +106,18 @@ export async function compileStoredSample(
     if (!task.url) throw new CompileError(`sample ${sampleId} has no URL to read the page again`);
     const sampleUrl = task.url;
     return withPage(sampleUrl, (page) =>
-      compileExtractSample(page, {
-        ...base,
-        url: sampleUrl,
-        instruction: task.goal ?? 'the data the task asked for',
-        ...(task.schema ? { schema: task.schema } : {}),
-        data: result.data,
-        status: result.status,
-      }),
+      compileExtractSample(
+        page,
+        {
+          ...base,
+          url: sampleUrl,
+          instruction: task.goal ?? 'the data the task asked for',
+          ...(task.schema ? { schema: task.schema } : {}),
+          data: result.data,
+          status: result.status,
+        },
+        opts,
+      ),
     );
   }
   const key = (file: string) => sampleEvidenceKey(tenant, runId, sampleId, file);
@@ -124,5 +129,5 @@ export async function compileStoredSample(
   // The data is pinned as an extractor checked on the page the sample ended on, opened fresh.
   const finalUrl = isObject(resultJson) && typeof resultJson.url === 'string' ? resultJson.url : task.url;
   if (!hasData(result.data) || !finalUrl) return compileAgentSample(sample);
-  return withPage(finalUrl, (page) => compileAgentSample(sample, { page }));
+  return withPage(finalUrl, (page) => compileAgentSample(sample, { page, ...opts }));
 }

@@ -19,6 +19,7 @@ import {
 
 import { deriveExtractor } from './extractor.ts';
 import { type LocatorCandidate, LocatorCandidateSchema, type Workflow, type WorkflowNode } from './schema.ts';
+import { type StaticCheckOptions, staticShape, withStaticCheck } from './static-read.ts';
 
 export { type ActRecord, compileActs } from './compile-acts.ts';
 export { CompileError } from './compile-steps.ts';
@@ -151,7 +152,10 @@ function pointerTarget(target: unknown, step: number): Omit<RecordedAction, 'met
  * pinned as a deterministic extractor checked against that page; without it, it stays a model
  * extraction of the goal.
  */
-export async function compileAgentSample(sample: AgentSample, opts: { page?: Page } = {}): Promise<Workflow> {
+export async function compileAgentSample(
+  sample: AgentSample,
+  opts: { page?: Page } & CompileOptions = {},
+): Promise<Workflow> {
   const result = parse(SampleResult, sample.result, 'result.json');
   if (result.status !== 'done')
     throw new CompileError(
@@ -325,7 +329,7 @@ export async function compileAgentSample(sample: AgentSample, opts: { page?: Pag
     );
     nodes.push(node);
   }
-  return finish({
+  const compiled = finish({
     name: sample.name ?? `compiled from sample ${sample.sampleId ?? ''}`.trim(),
     version: 1,
     inputs: lifter.inputs,
@@ -337,6 +341,11 @@ export async function compileAgentSample(sample: AgentSample, opts: { page?: Pag
       url: startUrl,
     },
   });
+  // Only a sample that opened a page and read it can go without the browser; its final page is the
+  // one it read.
+  return opts.staticCheck && opts.page && staticShape(compiled).ok
+    ? withStaticCheck(compiled, opts.page, opts.staticCheck)
+    : compiled;
 }
 
 export interface ExtractSample {
@@ -352,8 +361,20 @@ export interface ExtractSample {
   sampleId?: string;
 }
 
+export interface CompileOptions {
+  /**
+   * Check whether replay can read the page without a browser (static-read.ts): the extractors on
+   * the served HTML, fetched under this guard policy, against `page`. Absent: not checked.
+   */
+  staticCheck?: StaticCheckOptions;
+}
+
 /** An extract-mode sample → navigate + extractor (verified on `page`, showing the sample's URL). */
-export async function compileExtractSample(page: Page, sample: ExtractSample): Promise<Workflow> {
+export async function compileExtractSample(
+  page: Page,
+  sample: ExtractSample,
+  opts: CompileOptions = {},
+): Promise<Workflow> {
   if (sample.status && sample.status !== 'done')
     throw new CompileError(
       `sample ${sample.sampleId ?? ''} did not succeed (status ${sample.status}); only a successful sample compiles`,
@@ -369,7 +390,7 @@ export async function compileExtractSample(page: Page, sample: ExtractSample): P
     page,
   );
   const nodes = [navigateNode('open_page', lifter.url(sample.url), 'open the page'), node];
-  return finish({
+  const compiled = finish({
     name: sample.name ?? `extraction: ${sample.instruction.slice(0, 80)}`,
     version: 1,
     inputs: lifter.inputs,
@@ -381,4 +402,5 @@ export async function compileExtractSample(page: Page, sample: ExtractSample): P
       url: sample.url,
     },
   });
+  return opts.staticCheck ? withStaticCheck(compiled, page, opts.staticCheck) : compiled;
 }

@@ -5,12 +5,14 @@
  * answer is the same for the API and the CLI, with every secret value scrubbed out of it.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import type { GuardPolicy } from '../browser/guard-policy.ts';
 import { redactText } from '../perception/redact.ts';
 import type { Json, JsonObject } from '../store/ports.ts';
 import type { WorkflowStore } from '../store/workflow-ports.ts';
 import { runWorkflow } from './executor.ts';
 import { applyHeals } from './heal.ts';
 import type { Workflow } from './schema.ts';
+import { afterHeal, runStaticFirst, type StaticGate } from './static-read.ts';
 import type {
   HealRecord,
   NodeError,
@@ -43,6 +45,10 @@ export interface WorkflowRunAnswer {
   /** The version a confirmed heal was saved as, when one was written. */
   healedVersion?: number;
   url: string;
+  /** Which path read the page: its served HTML in Node, or the browser. */
+  readBy?: 'static-html' | 'browser';
+  /** Why a workflow marked readable without a browser was run in the browser for this page. */
+  staticFallback?: string;
 }
 
 /** Pure: the run's state as the answer, secrets scrubbed from every string of it. */
@@ -113,6 +119,12 @@ export interface RunOneInput {
   /** The stored workflow this is: heals are written as its next version, outcomes counted. */
   stored?: { store: WorkflowStore; id: string };
   runId?: string;
+  /**
+   * Reading without a browser (static-read.ts): a workflow marked `staticRead` tries the page's
+   * served HTML first, fetched under `policy`; `authenticated` (the run signs in) keeps it in the
+   * browser. Absent: the browser reads every page.
+   */
+  staticRead?: { policy: GuardPolicy; gate?: StaticGate; authenticated?: boolean };
 }
 
 /** Writes `next` as the version after the latest (re-read on a race), its document numbered to match. */
@@ -141,22 +153,42 @@ async function saveHealed(
  */
 export async function runWorkflowOnce(input: RunOneInput): Promise<WorkflowRunAnswer> {
   const { workflow, stored } = input;
-  const state = await runWorkflow(
-    workflow,
-    {
-      tenant: input.tenant,
-      runId: input.runId ?? `wfrun_${randomUUID()}`,
-      sampleId: 'main',
-      ...(stored ? { workflowId: stored.id } : {}),
-      inputs: input.inputs ?? {},
-      url: input.url,
-    },
-    input.deps,
-  );
-  const answer = runAnswer(state, workflow.version, input.deps.variables);
+  const init = {
+    tenant: input.tenant,
+    runId: input.runId ?? `wfrun_${randomUUID()}`,
+    sampleId: 'main',
+    ...(stored ? { workflowId: stored.id } : {}),
+    inputs: input.inputs ?? {},
+    url: input.url,
+  };
+  const browser = () => runWorkflow(workflow, init, input.deps);
+  const { deps } = input;
+  const outcome = input.staticRead
+    ? await runStaticFirst(workflow, init, {
+        ...input.staticRead,
+        browser,
+        ...(deps.variables ? { variables: deps.variables } : {}),
+        ...(deps.signal ? { signal: deps.signal } : {}),
+        ...(deps.log ? { log: deps.log } : {}),
+      })
+    : { state: await browser(), path: 'browser' as const };
+  const { state } = outcome;
+  const answer = runAnswer(state, workflow.version, deps.variables);
+  if (input.staticRead) {
+    answer.readBy = outcome.path;
+    if (outcome.fellBack) answer.staticFallback = outcome.fellBack;
+  }
   if (!stored || state.status === 'running') return answer;
   if (state.status === 'done') {
-    const next = applyHeals(workflow, state.heals);
+    const healed = applyHeals(workflow, state.heals);
+    // Its extractors changed: checked again against the served HTML on the healed page.
+    const next =
+      healed &&
+      (await afterHeal(
+        healed,
+        deps.page,
+        input.staticRead ? { policy: input.staticRead.policy } : undefined,
+      ));
     if (next)
       answer.healedVersion = await saveHealed(
         stored.store,

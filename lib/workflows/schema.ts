@@ -239,6 +239,21 @@ export const WorkflowInputSchema = z
   .strict();
 export type WorkflowInput = z.infer<typeof WorkflowInputSchema>;
 
+export const StaticReadSchema = z
+  .object({
+    /** The check found the served HTML gives exactly what the rendered page gives. */
+    verified: z.boolean(),
+    /** false: never read without the browser, whatever the check found. */
+    enabled: z.boolean().default(true),
+    /** The page it was checked on, and when. */
+    url: z.string().max(4000).optional(),
+    checkedAt: z.string().max(40).optional(),
+    /** Why it is not verified (the first difference, or what kind of workflow this is). */
+    reason: z.string().max(1000).optional(),
+  })
+  .strict();
+export type StaticRead = z.output<typeof StaticReadSchema>;
+
 export const WorkflowSchema = z
   .object({
     name: z.string().trim().min(1).max(200),
@@ -250,6 +265,12 @@ export const WorkflowSchema = z
       .record(z.string().regex(/^[A-Za-z_][\w]*$/, 'an input name (letters, digits, _)'), WorkflowInputSchema)
       .default({}),
     nodes: z.array(NodeSchema).min(1).max(500),
+    /**
+     * Whether replay may read its pages without a browser (static-read.ts). Set by the compile
+     * check: the extractors gave the same data from the served HTML, parsed in Node, as from the
+     * rendered page. `enabled: false` is a person's switch: every page then opens in the browser.
+     */
+    staticRead: StaticReadSchema.optional(),
     /** Where the workflow came from when it was compiled (run / sample / kind). */
     source: z
       .object({

@@ -269,6 +269,24 @@ function versionsHtml(versions: WorkflowVersionLine[], current: number): string 
   return `<h2>Versions</h2><table id="versions"><thead><tr><th>version</th><th>created</th><th>verified</th><th>note</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
+/** Whether replay reads pages without a browser, and why (not). */
+export function staticReadLine(workflow: Workflow): string | undefined {
+  const s = workflow.staticRead;
+  if (!s) return undefined;
+  if (!s.enabled)
+    return 'read without a browser: switched off (staticRead.enabled false): every page opens in the browser';
+  if (s.verified)
+    return `read without a browser: yes — the served HTML gave the same data as the rendered page${s.url ? ` (${s.url})` : ''}; a page that misses falls back to the browser`;
+  return `read without a browser: no — ${s.reason ?? 'not verified'}`;
+}
+
+const staticReadHtml = (workflow: Workflow) => {
+  const line = staticReadLine(workflow);
+  return line
+    ? `<p class="sub" id="static-read" data-static="${workflow.staticRead?.verified && workflow.staticRead.enabled ? 'on' : 'off'}">${esc(line)}</p>`
+    : '';
+};
+
 /** The page (pure). */
 export function renderWorkflowPage(workflow: Workflow, opts: ShowOptions = {}): string {
   const ctx: RenderCtx = { results: opts.results, heals: opts.heals ?? [] };
@@ -280,6 +298,7 @@ export function renderWorkflowPage(workflow: Workflow, opts: ShowOptions = {}): 
 <h1>${esc(workflow.name)} <small>v${workflow.version}</small></h1>
 <p class="sub">${opts.id ? `id <code>${esc(opts.id)}</code> · ` : ''}${workflow.source ? `compiled from ${esc(workflow.source.kind)}${workflow.source.runId ? ` run ${esc(workflow.source.runId)}` : ''} · ` : ''}${inputs.length ? `inputs: ${inputs.map(([k, v]) => `${esc(k)} (${esc(v.type)})`).join(', ')}` : 'no inputs'}${opts.resultsFrom ? ` · results from ${esc(opts.resultsFrom)}` : ''}</p>
 ${workflow.description ? `<p>${esc(workflow.description)}</p>` : ''}
+${staticReadHtml(workflow)}
 <div class="legend"><span><i class="swatch deterministic"></i>deterministic (never calls a model)</span><span><i class="swatch ai"></i>AI (may spend tokens)</span><span><i class="swatch control"></i>control flow</span></div>
 <div class="flow" id="graph">${list(workflow.nodes, 'nodes', ctx)}</div>
 ${opts.versions?.length ? versionsHtml(opts.versions, workflow.version) : ''}

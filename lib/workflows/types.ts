@@ -16,12 +16,14 @@ import type {
 
 /**
  * How a node's result was reached. `deterministic`: no model and no healing (navigation, CSS
- * checks, transforms, a pinned target's first candidates); `heal-matcher` / `heal-llm`: the pinned
+ * checks, transforms, a pinned target's first candidates); `static-html`: read from the page's
+ * served HTML in Node, with no browser (static-read.ts); `heal-matcher` / `heal-llm`: the pinned
  * target failed and was found again by the zero-token matcher or one observe-only model call;
  * `cache` / `matcher` / `llm`: an AI node answered by that tier of the ops; `agent`: the agent loop.
  */
 export type NodeResolvedBy =
   | 'deterministic'
+  | 'static-html'
   | 'heal-matcher'
   | 'heal-llm'
   | 'cache'
