@@ -11,6 +11,10 @@
  *   2. Replay on every page (v1): ok count, model requests (counted at the model server), data
  *      against the fixture's truth and against extract mode's answer on the same page, every cart
  *      request against the page's product; then extract mode on the same pages; pages/min.
+ *   2b. The read-only workflow (the extract sample compiled alone, checked at compile against the
+ *      served HTML) on every page as a run replays it: from the served HTML parsed in Node, the
+ *      browser for a page the static read misses, one page in `--recheck-every` read again in the
+ *      browser; pages/min against extract mode's in the same run (the ≥ 2× target).
  *   3. The v2 redesign (five kinds of change) on the first `--changed-pages` pages: broken steps
  *      healed, model requests per broken step, wrong actions, versions written without a passing
  *      post-condition (the loop and write-back: test/bench/lib/replay-phase.ts).
@@ -47,6 +51,7 @@ import { answer, DETAIL_INSTRUCTION, DETAIL_SCHEMA, qtyFor, truth } from './lib/
 import { BenchOutcome } from './lib/outcome.ts';
 import { pool, replayPhase, served, withPage } from './lib/replay-phase.ts';
 import { round, table } from './lib/report.ts';
+import { staticPhase } from './lib/static-phase.ts';
 
 const { values } = parseArgs({
   options: {
@@ -54,6 +59,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string' },
     'changed-pages': { type: 'string' },
     'trap-pages': { type: 'string' },
+    'recheck-every': { type: 'string' },
   },
 });
 const whole = (raw: string | undefined, fallback: number, flag: string, min: number) => {
@@ -66,6 +72,7 @@ const PAGES = whole(values.pages, 1000, 'pages', 2);
 const CONCURRENCY = whole(values.concurrency, 4, 'concurrency', 1);
 const CHANGED_PAGES = Math.min(PAGES, whole(values['changed-pages'], 200, 'changed-pages', 1));
 const TRAP_PAGES = Math.min(PAGES, whole(values['trap-pages'], 50, 'trap-pages', 1));
+const RECHECK_EVERY = whole(values['recheck-every'], 50, 'recheck-every', 0);
 const AGENT_SAMPLES = 2;
 const MODEL = 'gpt-4.1-mini';
 const TENANT = 'bench';
@@ -84,6 +91,8 @@ async function main() {
     await rm(root, { recursive: true, force: true });
   };
   const model = client(llm, 'openai');
+  // The catalogue is on loopback: the static fetch is allowed its port and nothing else.
+  const sitePolicy = { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] };
   const store = new LocalWorkflowStore(join(root, 'workflows'));
   const outcome = new BenchOutcome('bench:workflows', 'pages');
   const ids = Array.from({ length: PAGES }, (_, i) => i + 1);
@@ -103,12 +112,12 @@ async function main() {
   const extracted = await withPage(browser, async (page) => {
     await page.goto(firstUrl);
     const res = await extract({ page, llm: model }, DETAIL_INSTRUCTION, DETAIL_SCHEMA);
-    return compileExtractSample(page, {
-      url: firstUrl,
-      instruction: DETAIL_INSTRUCTION,
-      schema: DETAIL_SCHEMA,
-      data: res.data,
-    });
+    // Checked both ways on product 1 (rendered vs served HTML): marks it readable without a browser.
+    return compileExtractSample(
+      page,
+      { url: firstUrl, instruction: DETAIL_INSTRUCTION, schema: DETAIL_SCHEMA, data: res.data },
+      { staticCheck: { policy: sitePolicy } },
+    );
   });
   const env = await agentEnv({
     browser: () => browser,
@@ -175,6 +184,7 @@ async function main() {
   // 2. Replay on every page (v1), then extract mode on the same pages.
   const replay = await replayPhase({ ...phase, ids, label: 'replay-v1' });
   const ex = { ok: 0, ms: 0, readMs: 0, requests: 0, promptTokens: 0, completionTokens: 0, equal: 0 };
+  const exData = new Map<number, unknown>();
   {
     const before = served(llm);
     const requests = llm.requests.length;
@@ -188,6 +198,7 @@ async function main() {
         ex.readMs += performance.now() - t;
         return got;
       }).catch(() => undefined);
+      exData.set(id, data);
       if (sameData(data, truth(id))) ex.ok++;
       const replayed = replay.data.get(id);
       if (replayed && sameData(replayed[readAlias], data)) ex.equal++;
@@ -201,6 +212,19 @@ async function main() {
     ex.promptTokens = llm.served.promptTokens - before.promptTokens;
     ex.completionTokens = llm.served.completionTokens - before.completionTokens;
   }
+
+  // 2b. The read-only workflow (the extract sample alone) on the same pages, as a run replays it.
+  const ro = await staticPhase({
+    browser,
+    workflow: extracted,
+    siteUrl: site.url,
+    ids,
+    concurrency: CONCURRENCY,
+    policy: sitePolicy,
+    recheckEvery: RECHECK_EVERY,
+    readAlias: extracted.nodes[1]!.alias,
+  });
+  const roEqual = ids.filter((id) => sameData(ro.data.get(id), exData.get(id))).length;
 
   // 3. The redesign. 4. The trap.
   site.setTemplate('v2');
@@ -216,6 +240,9 @@ async function main() {
     for (const f of r.failures) outcome.record(false, `${label} ${f}`);
     for (let i = 0; i < r.rightData; i++) outcome.record(true, '');
   }
+  for (const id of ids)
+    if (ro.data.has(id) && sameData(ro.data.get(id), truth(id))) outcome.record(true, '');
+    else outcome.record(false, `read-only page ${id}: ${JSON.stringify(ro.data.get(id) ?? null)}`);
   await outcome.gate(cleanup);
 
   // ── Report ──────────────────────────────────────────────────────────────────────────────────
@@ -243,13 +270,24 @@ async function main() {
     `  right data: ${replay.rightData}/${replay.pages}; equal to extract mode's answer on the page: ${ex.equal}/${PAGES} (extract mode right: ${ex.ok}/${PAGES}); wrong cart actions: ${replay.wrongActions.length}`,
   );
   console.log(
-    `  open + read the product: workflow ${round(wfReadMs, 0)} ms/page, extract ${round(ex.readMs / PAGES, 0)} ms/page → ${round(CONCURRENCY * perMin(1, wfReadMs), 0)} vs ${round(CONCURRENCY * perMin(1, ex.readMs / PAGES), 0)} pages/min: ${round(readRatio, 2)}× (target ≥ 2×: ${target(readRatio >= 2, 'pages/min ≥ 2× extract mode')})`,
+    `  open + read the product in the browser: workflow ${round(wfReadMs, 0)} ms/page, extract ${round(ex.readMs / PAGES, 0)} ms/page → ${round(CONCURRENCY * perMin(1, wfReadMs), 0)} vs ${round(CONCURRENCY * perMin(1, ex.readMs / PAGES), 0)} pages/min: ${round(readRatio, 2)}×`,
   );
   console.log(
     `  wall clock: workflow ${round(perMin(replay.pages, replay.ms), 0)} pages/min doing all ${compiled.nodes.length} steps (read, fill, tick, add to cart, read the cart); extract ${round(perMin(PAGES, ex.ms), 0)} pages/min (read only)`,
   );
   console.log(
     `  ms per step (mean): ${[...replay.stepMs].map(([a, ms]) => `${a} ${round(ms / replay.pages, 0)}`).join(', ')}`,
+  );
+  const roRatio = perMin(ro.pages, ro.ms) / perMin(PAGES, ex.ms);
+  console.log(
+    `read-only workflow (the extract sample compiled alone; static read ${extracted.staticRead?.verified ? 'verified' : `NOT verified: ${extracted.staticRead?.reason}`} at compile) on ${ro.pages} pages: right ${ro.right}/${ro.pages}, equal to extract mode's answer ${roEqual}/${PAGES}`,
+  );
+  console.log(
+    `  read from the served HTML: ${ro.byStatic}, by the browser: ${ro.byBrowser}; Chromium pages opened: ${ro.chromiumPages} (${ro.rechecks} re-checks, 1 in ${RECHECK_EVERY}${ro.gateOff ? `; gate closed: ${ro.gateOff}` : ''})`,
+  );
+  for (const f of ro.fellBack) console.log(`  fell back: ${f}`);
+  console.log(
+    `  wall clock: read-only workflow ${round(perMin(ro.pages, ro.ms), 0)} pages/min vs extract mode ${round(perMin(PAGES, ex.ms), 0)} pages/min (same pages, concurrency ${CONCURRENCY}): ${round(roRatio, 2)}× (target ≥ 2×: ${target(roRatio >= 2 && ro.right === ro.pages, 'pages/min ≥ 2× extract mode, all right')})`,
   );
   const maxCalls = Math.max(0, ...healed.callsByAlias.values());
   const healRate = healed.brokenSteps ? healed.healedSteps / healed.brokenSteps : 1;
