@@ -8,6 +8,7 @@
  *   npm run bench:grounding                  (all pages)
  *   BENCH_LIMIT=50 npm run bench:grounding   (first 50 pages per folder)
  *   BENCH_CACHE=1 npm run bench:grounding    (reuse snapshots from the last run with the same collector)
+ *   BENCH_CACHE_KEY=<hash> …                  (…or with the collector version of that cache folder)
  *   BENCH_OUT=/tmp/g.json …                  (every decision, for reading the misses)
  *   BENCH_VARIANTS=1 …                       (also other wordings, checked for wrong actions only)
  *
@@ -32,7 +33,7 @@ import {
   takeLabels,
   whichLabelled,
 } from './lib/corpus.ts';
-import { fittingKeys, LABELS, type Label, PHRASINGS, VARIANTS } from './lib/grounding-fit.ts';
+import { fittingKeys, formApplies, LABELS, type Label, PHRASINGS, VARIANTS } from './lib/grounding-fit.ts';
 import { BenchOutcome } from './lib/outcome.ts';
 import { percentile, round, table } from './lib/report.ts';
 
@@ -83,7 +84,9 @@ function collectorHash(): string {
     h.update(readFileSync(join(root, f)));
   return h.digest('hex').slice(0, 12);
 }
-const cacheDir = join(tmpdir(), 'bfn-grounding-cache', collectorHash());
+// BENCH_CACHE_KEY=<hash> reads the snapshots another collector version took (matcher work while
+// the collector is being changed, without a browser).
+const cacheDir = join(tmpdir(), 'bfn-grounding-cache', process.env.BENCH_CACHE_KEY || collectorHash());
 
 async function loadPage(context: BrowserContext, file: string): Promise<PageData | undefined> {
   const cachePath = join(cacheDir, `${file.replace(/[/\\]/g, '__')}.json`);
@@ -159,6 +162,16 @@ const shown = (e: SnapshotElement | undefined) =>
     ? `[${e.id}] ${e.role}${e.inputType ? `(${e.inputType})` : ''} '${e.name || e.label || e.placeholder || ''}'`
     : '?';
 
+/** What a user reads on the text fields of `el`'s form (its own words when it has no form). */
+function formWords(snap: Snapshot, el: SnapshotElement): string {
+  const form = el.facts?.form;
+  const mates = form === undefined ? [el] : snap.elements.filter((e) => e.facts?.form === form);
+  return mates
+    .filter((e) => e.role === 'textbox')
+    .map((e) => [e.name, e.label, e.placeholder, e.facts?.nearby].filter(Boolean).join(' '))
+    .join(' ');
+}
+
 const files = corpusPages(LIMIT, FILTER);
 log(`bench:grounding: ${files.length} pages from ${CORPUS}${USE_CACHE ? ' (snapshot cache on)' : ''}`);
 const t0 = performance.now();
@@ -173,6 +186,8 @@ for (const f of files) gate.record(loaded.has(f), `${f}: could not be loaded and
 await gate.gate();
 
 const decisions: Decision[] = [];
+let plainRight = 0;
+let plainFit = 0;
 const times: number[] = [];
 /** Per label: targets, right with some fitting phrasing, with all, wrong with any, no fitting phrasing. */
 const perLabel = new Map<
@@ -191,9 +206,12 @@ for (const page of pages) {
     if (visible.length === 0) continue;
     const inSnap = visible.filter((t) => t.id !== undefined);
     const first = byId.get(inSnap[0]?.id ?? -1);
-    const fits = new Set(first ? fittingKeys(label, first) : []);
+    const formText = first ? formWords(page.snap, first) : '';
+    const fits = new Set(first ? fittingKeys(label, first, formText) : []);
     const results = new Map<string, Outcome>();
     for (const p of [...PHRASINGS[label], ...(WITH_VARIANTS ? VARIANTS[label] : [])]) {
+      // "The sign-in password" is no way to say a field whose form reads "Create password".
+      if (!formApplies(p, formText)) continue;
       const s = performance.now();
       const d = matchInstruction(p.instruction, page.snap);
       const ms = performance.now() - s;
@@ -234,6 +252,11 @@ for (const page of pages) {
     else {
       const fitting = [...fits].map((k) => results.get(k));
       if (fitting.includes('right')) stat.anyFit += n;
+      // The same without the phrasings that name the form ("the sign-in email"): what a caller
+      // who does not say which form gets.
+      const plainFits = [...fits].filter((k) => !PHRASINGS[label].find((p) => p.key === k)?.form);
+      if (plainFits.some((k) => results.get(k) === 'right')) plainRight += n;
+      if (plainFits.length > 0) plainFit += n;
       if (fitting.every((o) => o === 'right')) stat.allFit += n;
     }
   }
@@ -299,6 +322,10 @@ lrows.push([
   sum.missing,
 ]);
 console.log(`\nPer labelled visible target (share of targets with a fitting phrasing):\n${table(lrows)}`);
+
+console.log(
+  `Right with a fitting phrasing that names no form: ${plainRight} of ${plainFit} (${pct(plainRight, plainFit)}); naming the form (the sign-in email, the login password) wins back the rest of the 'all' row`,
+);
 
 const wrong = decisions.filter((d) => d.outcome === 'wrong');
 console.log(`\nWrong actions: ${wrong.length}`);

@@ -12,14 +12,30 @@ export interface Phrasing {
   /** Short key for tables ("email", "log in"). */
   key: string;
   instruction: string;
+  /**
+   * The form the phrasing names ("the sign-in email"): a way to say the target only when the user
+   * does not read the target's form as the other kind (see `formApplies`).
+   */
+  form?: 'login' | 'signup';
 }
 
 export const PHRASINGS: Record<Label, Phrasing[]> = {
   username: [
     { key: 'email', instruction: 'type "ada@example.com" into the email field' },
     { key: 'username', instruction: 'type "ada" into the username field' },
+    // A page with a login form and a sign-up form asks for an email and a password in both; a
+    // caller who logs in can say which form (issue 27: the fitting phrasings that name it).
+    {
+      key: 'sign-in email',
+      instruction: 'type "ada@example.com" into the sign-in email field',
+      form: 'login',
+    },
+    { key: 'sign-in username', instruction: 'type "ada" into the sign-in username field', form: 'login' },
   ],
-  password: [{ key: 'password', instruction: 'type %pw% into the password field' }],
+  password: [
+    { key: 'password', instruction: 'type %pw% into the password field' },
+    { key: 'login password', instruction: 'type %pw% into the login password field', form: 'login' },
+  ],
   next: [
     { key: 'log in', instruction: 'click the log in button' },
     { key: 'sign in', instruction: 'click the sign in button' },
@@ -40,11 +56,21 @@ export const VARIANTS: Record<Label, Phrasing[]> = {
     { key: 'user name', instruction: 'type "ada" into the user name field' },
     { key: 'login', instruction: 'type "ada" into the login field' },
     { key: 'click email', instruction: 'click the email field' },
+    {
+      key: 'email of login form',
+      instruction: 'enter "ada@example.com" in the email field of the login form',
+      form: 'login',
+    },
   ],
   password: [
     { key: 'password box', instruction: 'enter %pw% in the password box' },
     { key: 'password input', instruction: 'type %pw% into the password input' },
     { key: 'click password', instruction: 'click the password field' },
+    {
+      key: 'password of sign-in form',
+      instruction: 'type %pw% into the password field of the sign-in form',
+      form: 'login',
+    },
   ],
   next: [
     { key: 'login button', instruction: 'click the login button' },
@@ -57,11 +83,22 @@ export const VARIANTS: Record<Label, Phrasing[]> = {
     { key: 'create password', instruction: 'type %pw% into the create password field' },
     { key: 'choose password', instruction: 'type %pw% into the choose a password field' },
     { key: 'password', instruction: 'type %pw% into the password field' },
+    { key: 'sign-up password', instruction: 'type %pw% into the sign-up password field', form: 'signup' },
+    {
+      key: 'password of create-account form',
+      instruction: 'type %pw% into the password field of the create account form',
+      form: 'signup',
+    },
   ],
   confirm: [
     { key: 'repeat', instruction: 'type %pw% into the repeat password field' },
     { key: 're-enter', instruction: 'type %pw% into the re-enter password field' },
     { key: 'confirmation', instruction: 'type %pw% into the password confirmation field' },
+    {
+      key: 'sign-up confirm',
+      instruction: 'type %pw% into the sign-up confirm password field',
+      form: 'signup',
+    },
   ],
 };
 
@@ -92,8 +129,33 @@ const LOGIN_OTHER =
 const CONTINUE =
   /\bcontinue\b|\bnext\b|\bproceed\b|weiter|continuer|suivant|continuar|siguiente|avanti|continua|prosegui|doorgaan|volgende|verder|proximo|seguinte|dalej|nasta|fortsatt|fortsett|neste|videre|jatka|dalsi|pokracovat/;
 
+/** Words a user reads on a field of a form that makes an account or sets a new password. */
+const MAKES_ACCOUNT =
+  /creat|\bnew\b|regist|\bsign\s*-?\s*up\b|\bjoin\b|confirm|repeat|re-?enter|re-?type|choose|inscri|\bneu|nouveau|nuevo|nuovo|wiederhol|bestatig|crea|kies/;
+
+/**
+ * Whether a phrasing that names a form is a way to say this target: "the sign-in password" is not
+ * what anyone calls a field whose form reads "Create password" (some labels mark a create-account
+ * box as the login fields). `formText` is what the user reads on the fields of the target's form.
+ */
+export function formApplies(p: Phrasing, formText: string): boolean {
+  if (p.form !== 'login') return true;
+  return !MAKES_ACCOUNT.test(fold(formText));
+}
+
 /** The keys of `label`'s phrasings that fit the element the user sees; empty when none does. */
-export function fittingKeys(label: Label, seen: SeenText): string[] {
+export function fittingKeys(label: Label, seen: SeenText, formText = ''): string[] {
+  const keys = plainKeys(label, seen);
+  // "The sign-in email" fits where "the email" does, on a form the user reads as a login form.
+  for (const p of PHRASINGS[label]) {
+    if (!p.form || !formApplies(p, formText)) continue;
+    const base = p.key.replace(/^(?:sign-in|login) /, '');
+    if (keys.includes(base)) keys.push(p.key);
+  }
+  return keys;
+}
+
+function plainKeys(label: Label, seen: SeenText): string[] {
   const own = [seen.name, seen.label, seen.placeholder, seen.value].filter(Boolean).join(' ');
   // A field with no words of its own is read by the text just before it, as the user reads it.
   const text = fold(own.trim() ? own : (seen.facts?.nearby ?? ''));
@@ -116,6 +178,6 @@ export function fittingKeys(label: Label, seen: SeenText): string[] {
       return keys;
     }
     default:
-      return PHRASINGS[label].map((p) => p.key);
+      return PHRASINGS[label].filter((p) => !p.form).map((p) => p.key);
   }
 }

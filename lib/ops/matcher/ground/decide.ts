@@ -10,49 +10,16 @@
  */
 import type { SnapshotElement } from '../../../perception/types.ts';
 import type { MatchVerb, TargetPhrase } from '../parse.ts';
-import { type Norm, normalize, textScore, toNorm } from '../text.ts';
+import { type Norm, textScore, toNorm } from '../text.ts';
 import { groundButton } from './buttons.ts';
 import { type Field, type FormInfo, type PageForms, pageForms, STRENGTH } from './fields.ts';
-import { type Concept, canon, conceptsOf } from './lexicon.ts';
+import type { Concept } from './lexicon.ts';
 import { type Grounded, type Limits, loginPasswords, ok, pick, type Scored, type Want } from './pick.ts';
 import { lookAlikeForm, WANTED } from './twins.ts';
+import { type FormScope, LOGIN_WANTS, wantOf } from './want.ts';
 
 export type { Grounded, Limits, Scored, Want } from './pick.ts';
-
-const GLUE = new Set(['the', 'a', 'an', 'your', 'my', 'field', 'address', 'box', 'input', 'button']);
-
-/** Which concept the target names, when it names one of ours and nothing more. */
-export function wantOf(target: TargetPhrase, verb: MatchVerb): Want | undefined {
-  if (target.quoted || target.ordinal !== undefined || !target.phrase) return undefined;
-  const canonical = canon(normalize(target.phrase));
-  const tokens = canonical.split(' ').filter((t) => t && !GLUE.has(t));
-  const concepts = conceptsOf(canonical);
-  if (tokens.some((t) => !concepts.has(t as Concept) && t !== 'or')) return undefined;
-  const has = (c: Concept) => concepts.has(c);
-  const only = (...cs: Concept[]) => concepts.size === cs.length && cs.every(has);
-  // "click the password field" / "focus the email box" means the same field as typing into it
-  // does: the same facts decide, and two sign-in forms defer it the same way.
-  const intoField = verb === 'fill' || verb === 'type' || (verb === 'click' && target.roleHint === 'field');
-  if (intoField) {
-    if (target.roleHint && target.roleHint !== 'field') return undefined;
-    if (only('xemail')) return 'email';
-    if (only('xusername') || only('xlogin')) return 'user';
-    if (only('xemail', 'xusername')) return 'identity';
-    if (only('xpassword')) return 'password';
-    if (only('xnew', 'xpassword')) return 'new';
-    if (only('xconfirm', 'xpassword') || only('xconfirm', 'xnew', 'xpassword') || only('xconfirm'))
-      return 'confirm';
-    if (only('xcurrent', 'xpassword')) return 'current';
-    return undefined;
-  }
-  if (verb === 'click') {
-    if (target.roleHint && target.roleHint !== 'button') return undefined;
-    if (only('xlogin')) return 'login';
-    if (only('xcontinue')) return 'continue';
-    if (only('xsubmit')) return 'submit';
-  }
-  return undefined;
-}
+export { type FormScope, type Wanted, wantOf } from './want.ts';
 
 const strength = (f: Field, c: Concept): number => {
   const by = f.says.get(c);
@@ -176,6 +143,8 @@ function groundLogin(
   fields: Field[],
   score: (f: Field) => Scored,
   limits: Limits,
+  /** The caller named the login form ("the sign-in email"): a sign-up form beside it is not a rival. */
+  named = false,
 ): Grounded | undefined {
   const anchors = loginPasswords(page);
   const ranked = () =>
@@ -207,7 +176,7 @@ function groundLogin(
   // A form asking for the same things beside the login form (an identity field, then one
   // password: "New customers: create an account"): "the email" or "the password" of a task that
   // names neither form is either one's, whatever each field's words.
-  const lookAlike = lookAlikeForm(page, anchor, want, score, limits);
+  const lookAlike = named ? undefined : lookAlikeForm(page, anchor, want, score, limits);
   if (lookAlike) return lookAlike;
   // A sign-up form beside the login form does not make "the password" ambiguous when the user can
   // read which of its passwords are new ("Create password", "Confirm"): a plain password of a
@@ -216,6 +185,7 @@ function groundLogin(
   // known from its place or hidden attributes) reads exactly like the login one: which of the two
   // the task means is not written anywhere.
   if (want === 'password') {
+    if (named) return ok({ ...score(anchor), why: 'the password field of the login form the task names' });
     const twin = fields.find(
       (f) =>
         f.usable &&
@@ -265,21 +235,61 @@ const readsAsOtherKind = (f: Field): boolean =>
   f.password !== 'plain' &&
   (f.passwordBy === 'seen' || f.passwordBy === 'nearby');
 
-const LOGIN_WANTS = new Set<Want>(['email', 'user', 'identity', 'password']);
-
-function groundField(
+/**
+ * A field of the form the caller names ("the sign-in email", "the sign-up password"): the same
+ * decision, and the field it lands on must sit in a form of that kind, or nothing is done.
+ */
+function groundInForm(
   want: Want,
-  target: TargetPhrase,
+  scope: FormScope,
+  phrase: Norm,
   elements: readonly SnapshotElement[],
   limits: Limits,
 ): Grounded {
-  const phrase = toNorm(target.phrase);
+  const page = pageForms(elements);
+  const kindOf = (el: SnapshotElement) => page.forms.get(page.fields.get(el.id)?.form ?? 0)?.kind;
+  let out: Grounded;
+  if (scope === 'login') out = groundField(want, phrase, elements, limits, true);
+  else {
+    // A sign-up form's field only: the login form's identity field is not a candidate at all.
+    const fields = [...page.fields.values()];
+    const formOf = (el: SnapshotElement) => page.forms.get(page.fields.get(el.id)?.form ?? 0);
+    const ranked = fields
+      .filter((f) => f.usable && page.forms.get(f.form)?.kind === 'signup')
+      .map((f) => fieldScore(f, want, formOf(f.el), phrase))
+      .filter((s) => s.score > 0);
+    const { ranked: kept, note } = byTaskForm(ranked, formOf, 'signup', limits.threshold);
+    out =
+      kept.length === 0
+        ? { ok: false, reason: note || `no sign-up form's field is the ${want} field`, ranked }
+        : pick(kept, `the ${want} field of the sign-up form`, limits);
+  }
+  if (!out.ok) return out;
+  // A login form's first step holds no password (an e-mail, then "Next"), so for a named login
+  // form only a form that sets a new password is the wrong one.
+  const kind = kindOf(out.el);
+  if (scope === 'login' ? kind === 'signup' : kind !== 'signup')
+    return {
+      ok: false,
+      reason: `the ${want} field that fits ([${out.el.id}]) is ${scope === 'login' ? 'in a sign-up form' : 'not in a sign-up form'}`,
+      ranked: out.ranked,
+    };
+  return out;
+}
+
+function groundField(
+  want: Want,
+  phrase: Norm,
+  elements: readonly SnapshotElement[],
+  limits: Limits,
+  namedLogin = false,
+): Grounded {
   const page = pageForms(elements);
   const formOf = (el: SnapshotElement) => (el.facts?.form ? page.forms.get(el.facts.form) : undefined);
   const fields = [...page.fields.values()];
   const score = (f: Field) => fieldScore(f, want, formOf(f.el), phrase);
   if (LOGIN_WANTS.has(want)) {
-    const login = groundLogin(want, phrase, page, fields, score, limits);
+    const login = groundLogin(want, phrase, page, fields, score, limits, namedLogin);
     if (login) return login;
     // A sign-up form (passwords, none a login one) with several identity fields: "the username"
     // of a task may be the account's identifier (its e-mail) or the field called so.
@@ -326,9 +336,12 @@ export function ground(
   elements: readonly SnapshotElement[],
   limits: Limits = { threshold: 0.75, margin: 0.15 },
 ): Grounded | undefined {
-  const want = wantOf(target, verb);
-  if (!want) return undefined;
+  const wanted = wantOf(target, verb);
+  if (!wanted) return undefined;
+  const { want, scope } = wanted;
   if (want === 'login' || want === 'continue' || want === 'submit')
     return groundButton(want, target, elements, limits);
-  return groundField(want, target, elements, limits);
+  const phrase = toNorm(wanted.phrase);
+  if (scope) return groundInForm(want, scope, phrase, elements, limits);
+  return groundField(want, phrase, elements, limits);
 }

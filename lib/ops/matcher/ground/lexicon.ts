@@ -94,6 +94,14 @@ export function canon(normalised: string): string {
   return t;
 }
 
+/** Normalised text with one concept's word variants taken out ("sign in email" → "email"). */
+export function without(normalised: string, concept: Concept): string {
+  const re = COMPILED.find(([c]) => c === concept)?.[1];
+  if (!re) return normalised;
+  re.lastIndex = 0;
+  return normalised.replace(re, ' ').replace(/\s+/g, ' ').trim();
+}
+
 /** The concept tokens a text holds. */
 export function conceptsOf(canonical: string): Set<Concept> {
   const out = new Set<Concept>();
