@@ -77,5 +77,12 @@ export function applyHeals(workflow: Workflow, heals: readonly HealRecord[]): Wo
   }
   if (!changed) return undefined;
   next.version = workflow.version + 1;
+  // The extractors changed: the served-HTML check was of the old ones (static-read.ts checks again).
+  if (next.staticRead?.verified)
+    next.staticRead = {
+      ...next.staticRead,
+      verified: false,
+      reason: 'healed: the new extractor is not checked against the served HTML yet',
+    };
   return next;
 }

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY, type GuardPolicy } from '../../lib/browser/guard-policy.ts';
 import { startGuardProxy } from '../../lib/browser/guard-proxy.ts';
 import { closeStaticAgents, fetchHtml } from '../../lib/browser/static-fetch.ts';
+import { applyHeals } from '../../lib/workflows/heal.ts';
 import { type Workflow, WorkflowSchema } from '../../lib/workflows/schema.ts';
 import { parsePage, readPage, staticMiss } from '../../lib/workflows/static-html.ts';
 import { replayStatic, StaticGate, staticShape } from '../../lib/workflows/static-read.ts';
@@ -241,5 +242,26 @@ describe('static replay, right or nothing', () => {
     expect(gate.off).toBeUndefined();
     expect(gate.compare('p4', { a: 1 }, { a: 2 })).toBe(false);
     expect(gate.off).toContain('p4');
+  });
+
+  it('a healed extractor un-marks the version: the check was of the old selectors', () => {
+    const healed = applyHeals(workflow(), [
+      {
+        alias: 'data',
+        path: 'nodes.1',
+        url: `${shop.url}/p/1`,
+        old: [],
+        new: [],
+        via: 'llm',
+        reason: 'moved',
+        confirmed: true,
+        extractor: { fields: { name: { selector: 'h1', type: 'string' } } },
+      },
+    ]);
+    expect(healed?.staticRead).toMatchObject({
+      verified: false,
+      enabled: true,
+      reason: expect.stringContaining('healed'),
+    });
   });
 });
