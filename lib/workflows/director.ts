@@ -119,7 +119,8 @@ export function repairRequest(issues: readonly WorkflowIssue[]): string {
 
 /**
  * The model's answer as a checked workflow. A document wrapped as `{ workflow: … }` is unwrapped
- * (models add such envelopes); `source` always says the document was planned, whatever the model put.
+ * (models add such envelopes); `source` always says the document was planned, whatever the model put,
+ * and a `staticRead` mark the model wrote is dropped.
  */
 export function parsePlan(
   answer: unknown,
@@ -140,8 +141,10 @@ export function parsePlan(
       ok: false,
       issues: [{ field: '(workflow)', message: 'expected a JSON object (the workflow document)' }],
     };
+  // Nor may a model say its plan reads pages without a browser: only the compile check marks that.
+  const { staticRead: _claimed, ...rest } = doc as Record<string, unknown>;
   const withSource = {
-    ...(doc as Record<string, unknown>),
+    ...rest,
     source: { kind: 'plan', ...(opts.url ? { url: opts.url } : {}) },
   };
   return validateWorkflow(withSource);

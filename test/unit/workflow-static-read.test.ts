@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY, type GuardPolicy } from '../../lib/browser/guard-policy.ts';
 import { startGuardProxy } from '../../lib/browser/guard-proxy.ts';
 import { closeStaticAgents, fetchHtml } from '../../lib/browser/static-fetch.ts';
+import { parsePlan } from '../../lib/workflows/director.ts';
 import { applyHeals } from '../../lib/workflows/heal.ts';
 import { type Workflow, WorkflowSchema } from '../../lib/workflows/schema.ts';
 import { parsePage, readPage, staticMiss } from '../../lib/workflows/static-html.ts';
@@ -263,5 +264,11 @@ describe('static replay, right or nothing', () => {
       enabled: true,
       reason: expect.stringContaining('healed'),
     });
+  });
+
+  it('a model cannot mark its plan readable without a browser: only the compile check does', () => {
+    const r = parsePlan(JSON.parse(JSON.stringify(workflow())));
+    expect(r.ok).toBe(true);
+    if (r.ok) expect(r.workflow.staticRead).toBeUndefined();
   });
 });
