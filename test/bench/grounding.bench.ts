@@ -11,6 +11,7 @@
  *   BENCH_CACHE_KEY=<hash> …                  (…or with the collector version of that cache folder)
  *   BENCH_OUT=/tmp/g.json …                  (every decision, for reading the misses)
  *   BENCH_VARIANTS=1 …                       (also other wordings, checked for wrong actions only)
+ *   npm run bench:grounding -- --deferred    (every target no fitting phrasing got right, by reason)
  *
  * Pages load offline (every non-file: request fails) at the capture viewport, 1100x900; labels are
  * read and removed in the page before the snapshot, so nothing the matcher sees can key on them.
@@ -352,6 +353,29 @@ for (const d of decisions.filter((x) => x.fits && x.outcome === 'deferred')) {
 console.log('\nFitting phrasings deferred, by reason (pages):');
 for (const [k, files] of [...byReason].sort((a, b) => b[1].size - a[1].size).slice(0, 20))
   console.log(`  ${String(files.size).padStart(3)}  ${k}`);
+
+// `-- --deferred`: every target no fitting phrasing got right, by reason class, with the page and
+// what the matcher saw, to read one by one.
+if (process.argv.includes('--deferred')) {
+  const byTarget = new Map<string, Decision[]>();
+  for (const d of decisions.filter((x) => x.fits)) {
+    const k = `${d.file} ${d.label}`;
+    byTarget.set(k, [...(byTarget.get(k) ?? []), d]);
+  }
+  const missed = [...byTarget.values()].filter((ds) => !ds.some((d) => d.outcome === 'right'));
+  const byClass = new Map<string, Decision[]>();
+  for (const ds of missed) {
+    const d = ds[0]!;
+    const k = `${d.label}: ${reasonClass(d.detail)}`;
+    byClass.set(k, [...(byClass.get(k) ?? []), d]);
+  }
+  console.log(`\nTargets no fitting phrasing got right (${missed.length}), by reason:`);
+  for (const [k, ds] of [...byClass].sort((a, b) => b[1].length - a[1].length)) {
+    console.log(`  ${k} (${ds.length})`);
+    for (const d of ds)
+      console.log(`    ${d.file} "${d.key}": ${d.detail.slice(0, 160)}; target ${d.target}`);
+  }
+}
 
 console.log(
   `\nDecision time after the snapshot: p50 ${round(percentile(times, 50), 3)} ms, p95 ${round(percentile(times, 95), 3)} ms, max ${round(Math.max(...times), 2)} ms over ${times.length} decisions`,

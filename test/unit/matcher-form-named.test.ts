@@ -133,3 +133,36 @@ describe('the caller names the form', () => {
     expect(picked(two, 'type "ada@example.com" into the sign-in email field')).toMatch(/^defer/);
   });
 });
+
+describe('what a form asks for says what it is', () => {
+  // A shop's account page: Sign In (1–3) above "Create" (4–8), whose password only its place says is new.
+  const SHOP = page([
+    field('Email', 1, 'email', { attrs: 'customer[email] customer_email' }),
+    field('Password', 1, 'password', { attrs: 'customer[password] customer_password' }),
+    submit('Sign In', 1),
+    field('', 2, 'text', { nearby: 'First Name', attrs: 'customer[first_name] first_name' }),
+    field('', 2, 'text', { nearby: 'Last Name', attrs: 'customer[last_name] last_name' }),
+    field('', 2, 'email', { nearby: 'Email', attrs: 'customer[email] email' }),
+    field('', 2, 'password', { nearby: 'Password', attrs: 'customer[password] password' }),
+    submit('Create', 2),
+  ]);
+
+  it('a form that asks for a person’s name beside one password makes an account: one login form is left', () => {
+    expect(picked(SHOP, 'type "ada@example.com" into the email field')).toBe(1);
+    expect(picked(SHOP, 'click the sign in button')).toBe(3);
+    // Its password still reads just "Password", like the login one: naming the form decides.
+    expect(picked(SHOP, 'type %pw% into the password field')).toMatch(/^defer/);
+    expect(picked(SHOP, 'type %pw% into the login password field')).toBe(2);
+    expect(picked(SHOP, 'type %pw% into the sign-up password field')).toBe(7);
+  });
+
+  it('a "Display Password" button after the password is not the form’s submit', () => {
+    const snap = page([
+      field('Email Address', 1, 'text'),
+      field('Password', 2, 'password'),
+      { role: 'button', name: 'Display Password', form: 2 },
+      { role: 'button', name: 'SIGN IN', form: 3 },
+    ]);
+    expect(picked(snap, 'click the sign in button')).toBe(4);
+  });
+});

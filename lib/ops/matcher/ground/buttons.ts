@@ -33,7 +33,7 @@ const OTHER_THING =
 
 /** Buttons beside a password that show or hide it, and nameless ones: never the submit. */
 const TOGGLE =
-  /^$|^(?:go back|back|return|zuruck|retour|volver|indietro|terug|voltar|wstecz|tillbaka|show|hide|toggle|view|reveal|eye|anzeigen|verbergen|afficher|masquer|mostrar|ocultar|mostra|nascondi|tonen|verbergen|pokaz|ukryj|visa|dolj)\b/;
+  /^$|^(?:go back|back|return|zuruck|retour|volver|indietro|terug|voltar|wstecz|tillbaka|show|hide|toggle|view|display|unmask|reveal|eye|anzeigen|verbergen|afficher|masquer|mostrar|ocultar|mostra|nascondi|tonen|verbergen|pokaz|ukryj|visa|dolj)\b/;
 
 function submitRun(page: ReturnType<typeof pageForms>, elements: readonly SnapshotElement[]) {
   const fields = [...page.fields.values()];

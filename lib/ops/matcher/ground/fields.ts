@@ -139,6 +139,23 @@ function classify(el: SnapshotElement): Field {
   return field;
 }
 
+/**
+ * A person's name ("First Name", "Nachname", `customer[last_name]`): a form that asks for it
+ * beside a password makes an account; no login form asks who you are by name.
+ */
+const PERSON_NAME =
+  /\b(?:first|last|full|given|family|middle|sur) ?name\b|\b(?:firstname|lastname|fullname|surname|forename|vorname|nachname|prenom|apellidos?|cognome|achternaam|voornaam|sobrenome|nazwisko|imie)\b/;
+
+const asksName = (f: Field): boolean => {
+  const facts = f.el.facts;
+  const words = [f.el.name, f.el.label, f.el.placeholder, facts?.nearby]
+    .filter(Boolean)
+    .map((t) => normalize(t!))
+    .join(' ');
+  const attrs = facts?.attrs ? attrWords(facts.attrs) : '';
+  return PERSON_NAME.test(words) || PERSON_NAME.test(attrs);
+};
+
 /** Fills in password kinds and identity fields from their place in the form. */
 function byPlace(form: FormInfo) {
   const live = form.fields.filter((f) => f.usable);
@@ -188,6 +205,8 @@ function byPlace(form: FormInfo) {
     setPlace(pws[1], 'new');
     setPlace(pws[2], 'confirm');
   } else if (pws.length === 1 && signupButton && !loginButton) setPlace(pws[0], 'new');
+  else if (pws.length === 1 && !loginButton && live.some((f) => f.kind !== 'password' && asksName(f)))
+    setPlace(pws[0], 'new');
   const kinds = pws.map((f) => f.password);
   if (kinds.includes('new') || kinds.includes('confirm')) form.kind = 'signup';
   else if (pws.length === 1) form.kind = 'login';
