@@ -6,6 +6,7 @@
  * loopback, link-local or metadata address. Bounded in time and size; only a 2xx HTML answer counts.
  * Used by workflows that read pages without a browser (lib/workflows/static-read.ts).
  */
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { ProxyAgent, request } from 'undici';
 import { checkUrl } from './guard.ts';
 import type { GuardPolicy } from './guard-policy.ts';
@@ -71,6 +72,21 @@ async function readCapped(body: AsyncIterable<Uint8Array>, max: number): Promise
   return Buffer.concat(chunks);
 }
 
+/** The body as sent before its content-encoding, capped (a small gzip can unpack to gigabytes). */
+function decode(raw: Buffer, encoding: string | undefined, max: number): Buffer | 'unknown' | undefined {
+  const enc = (encoding ?? 'identity').trim().toLowerCase();
+  const opts = { maxOutputLength: max };
+  try {
+    if (enc === 'identity' || enc === '') return raw;
+    if (enc === 'gzip' || enc === 'x-gzip') return gunzipSync(raw, opts);
+    if (enc === 'deflate') return inflateSync(raw, opts);
+    if (enc === 'br') return brotliDecompressSync(raw, opts);
+    return 'unknown';
+  } catch {
+    return undefined; // over the cap, or not what it said it was: not read statically
+  }
+}
+
 /**
  * GET `url` and its redirects through the guard; `{ ok: true }` only for a 2xx HTML page read whole
  * within the limits. Never throws for what the site or the guard did: the caller falls back.
@@ -94,6 +110,7 @@ export async function fetchHtml(url: string, opts: StaticFetchOptions): Promise<
         headers: {
           'user-agent': STATIC_USER_AGENT,
           accept: 'text/html,application/xhtml+xml;q=0.9,*/*;q=0.5',
+          'accept-encoding': 'gzip, deflate, br',
           ...opts.headers,
         },
       });
@@ -142,11 +159,22 @@ export async function fetchHtml(url: string, opts: StaticFetchOptions): Promise<
         res.body.destroy();
         return { ok: false, kind: 'limit', reason: `${current} is larger than ${maxBytes} bytes` };
       }
-      const body = await readCapped(res.body, maxBytes);
+      const raw = await readCapped(res.body, maxBytes);
+      const body = raw && decode(raw, header('content-encoding'), maxBytes);
       if (!body) {
         res.body.destroy();
-        return { ok: false, kind: 'limit', reason: `${current} is larger than ${maxBytes} bytes` };
+        return {
+          ok: false,
+          kind: 'limit',
+          reason: `${current} is larger than ${maxBytes} bytes (or does not unpack as its encoding says)`,
+        };
       }
+      if (body === 'unknown')
+        return {
+          ok: false,
+          kind: 'http',
+          reason: `${current} came in an encoding this reader does not know`,
+        };
       return { ok: true, url: current, status: res.statusCode, body, contentType: type };
     }
     return { ok: false, kind: 'http', reason: `${url}: more than ${opts.maxRedirects ?? 5} redirects` };

@@ -1,11 +1,12 @@
 /**
  * A small shop on 127.0.0.1 for the static-read tests: `/p/<id>` serves a product page either with
  * its data in the served HTML (`ssr`) or filled in by script after load (`script`, the HTML holds
- * empty slots); plus the odd answers a static fetch must not take as a page (a redirect, JSON, a
+ * empty slots); a gzipped page and a gzip bomb; plus the odd answers a static fetch must not take as a page (a redirect, JSON, a
  * 404, a page over the size limit, a server that never answers). Every request is counted.
  */
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { gzipSync } from 'node:zlib';
 
 export type ShopMode = 'ssr' | 'script';
 
@@ -87,6 +88,15 @@ export async function startStaticShop(): Promise<StaticShop> {
     if (url.pathname === '/json') {
       res.writeHead(200, { 'content-type': 'application/json' });
       return res.end('{"name":"Walnut Chair 1"}');
+    }
+    if (url.pathname === '/gz') {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-encoding': 'gzip' });
+      return res.end(gzipSync(productPage(3, 'ssr')));
+    }
+    if (url.pathname === '/bomb') {
+      // A few kilobytes that unpack to 8 MB.
+      res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' });
+      return res.end(gzipSync(Buffer.alloc(8 * 1024 * 1024, 32)));
     }
     if (url.pathname === '/big') return html(200, PAGE(`<p>${'x'.repeat(300_000)}</p>`));
     if (url.pathname === '/slow') return; // never answers

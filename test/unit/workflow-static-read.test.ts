@@ -140,6 +140,16 @@ describe('the guarded fetch', () => {
     }
   });
 
+  it('unpacks a gzipped page, and stops unpacking one that grows past the size limit', async () => {
+    const got = await fetchHtml(`${shop.url}/gz`, { policy: allowed });
+    if (!got.ok) throw new Error(got.reason);
+    expect(readPage(parsePage(got.body, got.url), EXTRACTOR)).toEqual(want(3));
+    expect(await fetchHtml(`${shop.url}/bomb`, { policy: allowed, maxBytes: 100_000 })).toMatchObject({
+      ok: false,
+      kind: 'limit',
+    });
+  });
+
   it('takes only a 2xx HTML page within the size and time limits', async () => {
     expect(await fetchHtml(`${shop.url}/nowhere`, { policy: allowed })).toMatchObject({
       ok: false,
