@@ -146,6 +146,14 @@ async function saveHealed(
   throw new Error(`workflow ${id}: writers raced for the next version; the heal was not saved`);
 }
 
+async function holdsCookies(deps: RunOneInput['deps'], url: string): Promise<boolean> {
+  try {
+    return (await deps.page.context().cookies(url)).length > 0;
+  } catch {
+    return true; // cannot tell: the browser, which sends whatever it holds
+  }
+}
+
 /**
  * Runs the workflow to its end (or until `deps.signal` aborts). A stored workflow that finished with
  * confirmed heals gets them as its next version; one that failed writes nothing back (a later
@@ -166,6 +174,9 @@ export async function runWorkflowOnce(input: RunOneInput): Promise<WorkflowRunAn
   const outcome = input.staticRead
     ? await runStaticFirst(workflow, init, {
         ...input.staticRead,
+        // Cookies the caller's context holds for the page (an auth profile, a session) would not go
+        // with the fetch: such a page is read in the browser.
+        authenticated: input.staticRead.authenticated || (await holdsCookies(deps, input.url)),
         browser,
         ...(deps.variables ? { variables: deps.variables } : {}),
         ...(deps.signal ? { signal: deps.signal } : {}),
