@@ -36,7 +36,7 @@ import {
   takeLabels,
   whichLabelled,
 } from './lib/corpus.ts';
-import { LABELS, type Label, PHRASINGS } from './lib/grounding-fit.ts';
+import { formApplies, formWords, LABELS, type Label, PHRASINGS } from './lib/grounding-fit.ts';
 import { type Oracle, startOracle } from './lib/oracle-model.ts';
 import { BenchOutcome } from './lib/outcome.ts';
 import { percentile, round, table } from './lib/report.ts';
@@ -138,8 +138,8 @@ function effectOf(arg: { labelsKey: string; clickKey: string; label: string; val
 /** What each fill phrasing types, so the text can be found wherever it went. */
 const typed = (label: Label, key: string, secret: string): string | undefined => {
   if (label === 'next') return undefined;
-  if (key === 'email') return 'ada@example.com';
-  if (key === 'username') return 'ada';
+  if (key === 'email' || key === 'sign-in email') return 'ada@example.com';
+  if (key === 'username' || key === 'sign-in username') return 'ada';
   return secret;
 };
 
@@ -174,10 +174,18 @@ function maxLengthOf(arg: { labelsKey: string; label: string }): number {
 
 /** Snapshot ids of the visible elements labelled `label`, from a whole-page read (no budget). */
 async function targetIds(page: Page, labels: { label: string; visible: boolean }[], label: Label) {
+  return (await targetRead(page, labels, label)).ids;
+}
+
+async function targetRead(page: Page, labels: { label: string; visible: boolean }[], label: Label) {
   const snap = await snapshot(page);
   const items: [number, string][] = snap.elements.map((e) => [e.id, e.locator.xpath]);
   const pairs = await page.evaluate(whichLabelled, { key: LABELS_KEY, items });
-  return pairs.filter(([at]) => labels[at]?.label === label && labels[at]?.visible).map(([, id]) => id);
+  const ids = pairs.filter(([at]) => labels[at]?.label === label && labels[at]?.visible).map(([, id]) => id);
+  const first = snap.elements.find((e) => e.id === ids[0]);
+  // What the user reads on the target's form: "the sign-in password" is no way to say a field of
+  // a form that reads "Create password" (as in bench:grounding).
+  return { ids, formText: first ? formWords(snap.elements, first) : '' };
 }
 
 async function trialsOn(context: BrowserContext, file: string, oracle?: Oracle): Promise<Trial[]> {
@@ -192,7 +200,10 @@ async function trialsOn(context: BrowserContext, file: string, oracle?: Oracle):
     for (const label of LABELS) {
       if (!labels.some((l) => l.label === label && l.visible)) continue;
       // With the oracle the wording only steers which lines the budget keeps: one act per target.
+      const named = oracle ? [] : PHRASINGS[label].filter((p) => p.form);
+      const formText = named.length > 0 ? (await targetRead(page, labels, label)).formText : '';
       for (const p of oracle ? PHRASINGS[label].slice(0, 1) : PHRASINGS[label]) {
+        if (!formApplies(p, formText)) continue;
         // Short: some real password fields keep at most 8–14 characters. With the oracle, what is
         // typed fits the field (a 4-digit PIN box): the words a user types are theirs to choose.
         const max = oracle ? await page.evaluate(maxLengthOf, { labelsKey: LABELS_KEY, label }) : 0;

@@ -34,7 +34,15 @@ import {
   takeLabels,
   whichLabelled,
 } from './lib/corpus.ts';
-import { fittingKeys, formApplies, LABELS, type Label, PHRASINGS, VARIANTS } from './lib/grounding-fit.ts';
+import {
+  fittingKeys,
+  formApplies,
+  formWords,
+  LABELS,
+  type Label,
+  PHRASINGS,
+  VARIANTS,
+} from './lib/grounding-fit.ts';
 import { BenchOutcome } from './lib/outcome.ts';
 import { percentile, round, table } from './lib/report.ts';
 
@@ -163,16 +171,6 @@ const shown = (e: SnapshotElement | undefined) =>
     ? `[${e.id}] ${e.role}${e.inputType ? `(${e.inputType})` : ''} '${e.name || e.label || e.placeholder || ''}'`
     : '?';
 
-/** What a user reads on the text fields of `el`'s form (its own words when it has no form). */
-function formWords(snap: Snapshot, el: SnapshotElement): string {
-  const form = el.facts?.form;
-  const mates = form === undefined ? [el] : snap.elements.filter((e) => e.facts?.form === form);
-  return mates
-    .filter((e) => e.role === 'textbox')
-    .map((e) => [e.name, e.label, e.placeholder, e.facts?.nearby].filter(Boolean).join(' '))
-    .join(' ');
-}
-
 const files = corpusPages(LIMIT, FILTER);
 log(`bench:grounding: ${files.length} pages from ${CORPUS}${USE_CACHE ? ' (snapshot cache on)' : ''}`);
 const t0 = performance.now();
@@ -207,7 +205,7 @@ for (const page of pages) {
     if (visible.length === 0) continue;
     const inSnap = visible.filter((t) => t.id !== undefined);
     const first = byId.get(inSnap[0]?.id ?? -1);
-    const formText = first ? formWords(page.snap, first) : '';
+    const formText = first ? formWords(page.snap.elements, first) : '';
     const fits = new Set(first ? fittingKeys(label, first, formText) : []);
     const results = new Map<string, Outcome>();
     for (const p of [...PHRASINGS[label], ...(WITH_VARIANTS ? VARIANTS[label] : [])]) {

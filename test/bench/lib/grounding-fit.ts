@@ -4,6 +4,7 @@
  * on the element (its visible words), with a word list of the bench's own, kept apart from the
  * matcher's so the benchmark does not grade the matcher with the matcher's own vocabulary.
  */
+import type { SnapshotElement } from '../../../lib/perception/types.ts';
 
 export type Label = 'username' | 'password' | 'next' | 'new' | 'confirm';
 export const LABELS: Label[] = ['username', 'password', 'next', 'new', 'confirm'];
@@ -141,6 +142,16 @@ const MAKES_ACCOUNT =
 export function formApplies(p: Phrasing, formText: string): boolean {
   if (p.form !== 'login') return true;
   return !MAKES_ACCOUNT.test(fold(formText));
+}
+
+/** What a user reads on the text fields of `el`'s form (its own words when it has no form). */
+export function formWords(elements: readonly SnapshotElement[], el: SnapshotElement): string {
+  const form = el.facts?.form;
+  const mates = form === undefined ? [el] : elements.filter((e) => e.facts?.form === form);
+  return mates
+    .filter((e) => e.role === 'textbox')
+    .map((e) => [e.name, e.label, e.placeholder, e.facts?.nearby].filter(Boolean).join(' '))
+    .join(' ');
 }
 
 /** The keys of `label`'s phrasings that fit the element the user sees; empty when none does. */
