@@ -156,6 +156,16 @@ describe('what a form asks for says what it is', () => {
     expect(picked(SHOP, 'type %pw% into the sign-up password field')).toBe(7);
   });
 
+  it('a text box whose name says login and password stands in for the password: not a user name field', () => {
+    const snap = page([
+      field('', 1, 'text', { attrs: 'vb_login_username navbar_username' }),
+      field('', 1, 'text', { attrs: 'vb_login_password_hint navbar_password_hint' }),
+      submit('Log in', 1),
+    ]);
+    expect(picked(snap, 'type "ada" into the username field')).toBe(1);
+    expect(picked(snap, 'click the log in button')).toBe(3);
+  });
+
   it('a "Display Password" button after the password is not the form’s submit', () => {
     const snap = page([
       field('Email Address', 1, 'text'),

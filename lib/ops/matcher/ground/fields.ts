@@ -110,7 +110,9 @@ function classify(el: SnapshotElement): Field {
     form: el.facts?.form ?? 0,
   };
   const pw = says.get('xpassword');
-  const identity = IDENTITY.some((c) => says.has(c)) || says.has('xlogin');
+  // "Login" says user name only when nothing says password: `vb_login_password_hint` is the
+  // text box that stands in for a login form's password until it is focused.
+  const identity = IDENTITY.some((c) => says.has(c)) || (says.has('xlogin') && !pw);
   const seenPw = pw === 'seen' && !says.has('xforgot') && !IDENTITY.some((c) => says.get(c) === 'seen');
   if (el.inputType === 'password' || seenPw || el.facts?.autocomplete?.includes('password')) {
     field.kind = 'password';
