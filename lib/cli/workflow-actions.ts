@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { modelFor } from '../api/run-op.ts';
 import { idFromName } from '../api/workflows.ts';
@@ -32,6 +32,7 @@ import type { Workflow } from '../workflows/schema.ts';
 import { describeIssue, resolveInputs, WorkflowError } from '../workflows/validate.ts';
 import { type Flags, parse, UsageError } from './args.ts';
 import { CLI_TENANT, localStores } from './local-stores.ts';
+import { readJsonFile } from './workflow-file.ts';
 
 /** The http(s) page a workflow runs on or starts from; its host is allowed for this command. */
 function webUrl(value: string | undefined, what: string): string {
@@ -129,21 +130,6 @@ export async function workflowRunCommand(
   return 0;
 }
 
-async function readJson(file: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`${file}: missing`);
-    throw err;
-  }
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new UsageError(`${file}: not JSON`);
-  }
-}
-
 /** Opens `url` in a fresh guarded context for `fn`. */
 const openOn: WithPage = async <T>(url: string, fn: (page: import('playwright-core').Page) => Promise<T>) => {
   const session = await openSession({ url, policy: policyFor(url) });
@@ -156,7 +142,7 @@ const openOn: WithPage = async <T>(url: string, fn: (page: import('playwright-co
 
 /** A file of acts (`[{ instruction, result }]`, or `{ url, acts }`), or an agent's action_log.json. */
 async function compileFile(file: string, flags: Flags): Promise<Workflow> {
-  const value = await readJson(file);
+  const value = await readJsonFile(file);
   const obj = value && typeof value === 'object' && !Array.isArray(value) ? (value as JsonObject) : undefined;
   const list = Array.isArray(value) ? value : Array.isArray(obj?.acts) ? obj.acts : undefined;
   if (!list)
@@ -164,7 +150,7 @@ async function compileFile(file: string, flags: Flags): Promise<Workflow> {
   const first = list[0] as JsonObject | undefined;
   if (first && 'actions' in first && 'url' in first && !('instruction' in first)) {
     // An agent sample's log: its result.json sits beside it.
-    const result = (await readJson(join(dirname(file), 'result.json'))) as JsonObject;
+    const result = (await readJsonFile(join(dirname(file), 'result.json'))) as JsonObject;
     const data = result.data;
     const finalUrl = typeof result.url === 'string' ? result.url : undefined;
     const sample = { actionLog: value, result };

@@ -5,42 +5,22 @@
  * last checkpoint) gives the node results, its result record the heals.
  */
 import { spawn } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { JsonObject } from '../store/ports.ts';
 import type { Workflow } from '../workflows/schema.ts';
 import { renderWorkflowPage, type ShowOptions } from '../workflows/show.ts';
 import type { HealRecord, NodeResult } from '../workflows/types.ts';
-import { describeIssue, validateWorkflow } from '../workflows/validate.ts';
+import { validateWorkflow } from '../workflows/validate.ts';
 import { parse, UsageError } from './args.ts';
 import { CLI_TENANT } from './local-stores.ts';
+import { looksLikeFile, workflowFromFile } from './workflow-file.ts';
 
 export const WORKFLOW_SHOW_USAGE =
   'browserfn workflow show <id|file.json> [--version N] [--run <run-id>/<sample-id>] [--out f.html] [--open]';
 
-const looksLikeFile = (arg: string) => arg.endsWith('.json') || arg.includes('/');
-
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
-
-async function fromFile(file: string): Promise<Workflow> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`${file}: missing`);
-    throw err;
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new UsageError(`${file}: not JSON`);
-  }
-  const checked = validateWorkflow(value);
-  if (!checked.ok) throw new UsageError(`${file}: ${checked.issues.map(describeIssue).join('; ')}`);
-  return checked.workflow;
-}
 
 /**
  * The node results and heals a sample's workflow left: its checkpoint holds the executor's state
@@ -104,7 +84,7 @@ export async function workflowShowCommand(
   const stores = storesFromEnv();
   if (looksLikeFile(ref)) {
     if (version !== undefined) throw new UsageError('--version: only for a stored workflow, not a file');
-    workflow = await fromFile(ref);
+    workflow = await workflowFromFile(ref);
   } else {
     const record = await stores.workflows.getVersion(CLI_TENANT, ref, version);
     if (!record)

@@ -3,14 +3,15 @@
  * workflow (the local store, or DynamoDB + S3 when configured), checked, exported as a standalone
  * playwright-core script, or saved as its next version. Errors are one line and a non-zero exit.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import type { JsonObject } from '../store/ports.ts';
 import { saveNextVersion } from '../store/workflow-ports.ts';
 import { ExportError, exportPlaywright } from '../workflows/export-playwright.ts';
 import type { Workflow } from '../workflows/schema.ts';
-import { describeIssue, validateWorkflow } from '../workflows/validate.ts';
+import { validateWorkflow } from '../workflows/validate.ts';
 import { parse, UsageError } from './args.ts';
 import { CLI_TENANT } from './local-stores.ts';
+import { looksLikeFile, workflowFromFile } from './workflow-file.ts';
 
 export const WORKFLOW_USAGE =
   'browserfn workflow run <id|file.json> <url> [--input k=v]… [--var k=v]… [--version N] [--model M] | compile <run-id>[/<sample-id>] | <action_log.json> [--id ID] [--url U] | plan "<prompt>" [--url U] [--input k=v]… [--save] [--id ID] [--out f.json] [--model M] | show <id|file.json> [--version N] [--run <run-id>/<sample-id>] [--out f.html] [--open] | validate <file.json> | export <id|file.json> --playwright [--version N] [--out f.ts] | save <file.json> [--id ID] | list';
@@ -18,29 +19,6 @@ export const WORKFLOW_USAGE =
 const actions = () => import('./workflow-actions.ts');
 /** The workflow store, loaded when asked for: DynamoDB + S3 when configured brings the AWS SDK. */
 const storesFromEnv = async () => (await import('../store/config.ts')).storesFromEnv();
-
-const looksLikeFile = (arg: string) => arg.endsWith('.json') || arg.includes('/');
-
-async function readDocument(file: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`${file}: missing`);
-    throw err;
-  }
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new UsageError(`${file}: not JSON`);
-  }
-}
-
-async function checkedFile(file: string): Promise<Workflow> {
-  const checked = validateWorkflow(await readDocument(file));
-  if (!checked.ok) throw new UsageError(`${file}: ${checked.issues.map(describeIssue).join('; ')}`);
-  return checked.workflow;
-}
 
 /** A workflow from a file, or a stored one by id (latest, or `version`). */
 async function loadWorkflow(ref: string, version: number | undefined): Promise<Workflow> {
@@ -52,7 +30,7 @@ async function loadWithId(
   ref: string,
   version: number | undefined,
 ): Promise<{ workflow: Workflow; id?: string }> {
-  if (looksLikeFile(ref)) return { workflow: await checkedFile(ref) };
+  if (looksLikeFile(ref)) return { workflow: await workflowFromFile(ref) };
   const stores = await storesFromEnv();
   const record = await stores.workflows.getVersion(CLI_TENANT, ref, version);
   if (!record)
@@ -88,7 +66,7 @@ export async function workflowCommand(argv: string[], out: (s: string) => void):
     case 'validate': {
       const file = positionals[0];
       if (!file) throw new UsageError('missing <file.json>');
-      const workflow = await checkedFile(file);
+      const workflow = await workflowFromFile(file);
       out(`ok: ${workflow.name}, ${workflow.nodes.length} top-level nodes`);
       return 0;
     }
@@ -113,7 +91,7 @@ export async function workflowCommand(argv: string[], out: (s: string) => void):
     case 'save': {
       const file = positionals[0];
       if (!file) throw new UsageError('missing <file.json>');
-      const workflow = await checkedFile(file);
+      const workflow = await workflowFromFile(file);
       const id =
         typeof flags.id === 'string' ? flags.id : workflow.name.toLowerCase().replace(/[^a-z0-9]+/g, '-');
       const stores = await storesFromEnv();
