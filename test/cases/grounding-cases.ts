@@ -107,4 +107,26 @@ export const GROUND_CASES: GroundCase[] = [
     instruction: 'type %pw% into the new password field',
     defer: 'two forms hold a new password',
   },
+  // Issue 27: a caller who names the form says which "Passwort" is meant.
+  {
+    page: '/ground-signup.html',
+    instruction: 'type %pw% into the login password field',
+    pick: fill('textbox', 'Passwort', 'lp'),
+  },
+  {
+    page: '/ground-signup.html',
+    instruction: 'type %pw% into the password field of the registration form',
+    // "Registration" is read as any form that sets a new password, and the change form does too.
+    defer: 'the registration form and the change form each set a new password',
+  },
+  {
+    page: '/ground-signup.html',
+    instruction: 'type "ada" into the sign-up username field',
+    pick: fill('textbox', 'Benutzername'),
+  },
+  {
+    page: '/ground-signup.html',
+    instruction: 'type "ada" into the sign-in username field',
+    defer: 'the login form asks for an e-mail; only the registration form says user name',
+  },
 ];
