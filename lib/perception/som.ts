@@ -74,47 +74,114 @@ function secretTextRects(values: string[]): { x: number; y: number; w: number; h
   return out;
 }
 
+/** How the overlay is drawn: one element per box and label, or all of them on one canvas. */
+export type MarksLayer = 'elements' | 'canvas';
+
 /**
  * Draws the marks in a shadow root on top of everything; removed right after the screenshot. The
  * secret text is looked up in the same call (`findRects`: secretTextRects' source) — one round trip
- * to the page, not two. `click` is a ring where the last coordinate click landed.
+ * to the page, not two. `click` is a ring where the last coordinate click landed. The host is
+ * `contain: strict` (its layout and paint never spill into the page's). Returns what its parts took
+ * (ms), for bench:scenarios-som.
  */
 function drawMarks(
   marks: Mark[],
   values: string[],
   findRects: (values: string[]) => { x: number; y: number; w: number; h: number }[],
   click: { x: number; y: number } | null,
-): void {
+  layer: MarksLayer,
+): { secrets: number; draw: number } {
+  const t0 = performance.now();
   const secrets = findRects(values);
+  const t1 = performance.now();
+  // A removal that was not waited for and did not happen (the page was busy or navigating).
+  for (const old of Array.from(document.querySelectorAll('[data-bfn-som]'))) old.remove();
   const host = document.createElement('div');
   host.setAttribute('data-bfn-som', '');
-  host.style.cssText = 'position:fixed;inset:0;z-index:2147483647;pointer-events:none;';
+  host.style.cssText =
+    'all:initial;position:fixed;left:0;top:0;width:100vw;height:100vh;z-index:2147483647;pointer-events:none;contain:strict;';
   const root = host.attachShadow({ mode: 'open' });
-  for (const m of marks) {
-    const box = document.createElement('div');
-    box.style.cssText = `position:fixed;left:${m.x}px;top:${m.y}px;width:${m.w}px;height:${m.h}px;border:2px solid ${m.colour};box-sizing:border-box;${m.mask ? 'background:#222;' : ''}`;
-    const label = document.createElement('div');
-    label.textContent = String(m.id);
-    const above = m.y >= 14;
-    label.style.cssText = `position:fixed;left:${Math.max(0, m.x)}px;top:${above ? m.y - 14 : m.y}px;background:${m.colour};color:#fff;font:bold 11px/14px monospace;padding:0 3px;`;
-    root.append(box, label);
-  }
-  for (const r of secrets) {
-    const cover = document.createElement('div');
-    cover.style.cssText = `position:fixed;left:${r.x - 2}px;top:${r.y - 2}px;width:${r.w + 4}px;height:${r.h + 4}px;background:#222;`;
-    root.append(cover);
-  }
-  if (click) {
-    const ring = document.createElement('div');
-    ring.style.cssText = `position:fixed;left:${click.x - 10}px;top:${click.y - 10}px;width:16px;height:16px;border:3px solid #ff00ff;border-radius:50%;`;
-    root.append(ring);
+  const canvas = layer === 'canvas' ? document.createElement('canvas') : null;
+  const g = canvas?.getContext('2d');
+  if (canvas && g) {
+    const dpr = window.devicePixelRatio || 1;
+    const [w, h] = [window.innerWidth, window.innerHeight];
+    canvas.width = Math.round(w * dpr);
+    canvas.height = Math.round(h * dpr);
+    canvas.style.cssText = `display:block;width:${w}px;height:${h}px;`;
+    g.scale(dpr, dpr);
+    g.font = 'bold 11px monospace';
+    g.textBaseline = 'middle';
+    for (const m of marks) {
+      if (m.mask) {
+        g.fillStyle = '#222';
+        g.fillRect(m.x, m.y, m.w, m.h);
+      }
+      g.strokeStyle = m.colour;
+      g.lineWidth = 2;
+      g.strokeRect(m.x + 1, m.y + 1, Math.max(0, m.w - 2), Math.max(0, m.h - 2));
+    }
+    for (const m of marks) {
+      const text = String(m.id);
+      const x = Math.max(0, m.x);
+      const y = m.y >= 14 ? m.y - 14 : m.y;
+      g.fillStyle = m.colour;
+      g.fillRect(x, y, g.measureText(text).width + 6, 14);
+      g.fillStyle = '#fff';
+      g.fillText(text, x + 3, y + 7);
+    }
+    g.fillStyle = '#222';
+    for (const r of secrets) g.fillRect(r.x - 2, r.y - 2, r.w + 4, r.h + 4);
+    if (click) {
+      g.strokeStyle = '#ff00ff';
+      g.lineWidth = 3;
+      g.beginPath();
+      g.arc(click.x, click.y, 9.5, 0, 2 * Math.PI);
+      g.stroke();
+    }
+    root.append(canvas);
+  } else {
+    for (const m of marks) {
+      const box = document.createElement('div');
+      box.style.cssText = `position:fixed;left:${m.x}px;top:${m.y}px;width:${m.w}px;height:${m.h}px;border:2px solid ${m.colour};box-sizing:border-box;${m.mask ? 'background:#222;' : ''}`;
+      const label = document.createElement('div');
+      label.textContent = String(m.id);
+      const above = m.y >= 14;
+      label.style.cssText = `position:fixed;left:${Math.max(0, m.x)}px;top:${above ? m.y - 14 : m.y}px;background:${m.colour};color:#fff;font:bold 11px/14px monospace;padding:0 3px;`;
+      root.append(box, label);
+    }
+    for (const r of secrets) {
+      const cover = document.createElement('div');
+      cover.style.cssText = `position:fixed;left:${r.x - 2}px;top:${r.y - 2}px;width:${r.w + 4}px;height:${r.h + 4}px;background:#222;`;
+      root.append(cover);
+    }
+    if (click) {
+      const ring = document.createElement('div');
+      ring.style.cssText = `position:fixed;left:${click.x - 10}px;top:${click.y - 10}px;width:16px;height:16px;border:3px solid #ff00ff;border-radius:50%;`;
+      root.append(ring);
+    }
   }
   document.documentElement.append(host);
+  return { secrets: t1 - t0, draw: performance.now() - t1 };
 }
 
 function removeMarks(): void {
   for (const el of Array.from(document.querySelectorAll('[data-bfn-som]'))) el.remove();
 }
+
+/** The expression that draws the overlay (bench:scenarios-som times its parts). */
+export function drawMarksExpression(
+  marks: Mark[],
+  values: string[],
+  click: { x: number; y: number } | null,
+  layer: MarksLayer = DEFAULT_LAYER,
+): string {
+  return `(${drawMarks.toString()})(${JSON.stringify(marks)}, ${JSON.stringify(values)}, ${secretTextRects.toString()}, ${JSON.stringify(click)}, ${JSON.stringify(layer)})`;
+}
+
+export const REMOVE_MARKS = `(${removeMarks.toString()})()`;
+
+const DEFAULT_LAYER: MarksLayer = 'elements';
 
 export interface MarksOptions {
   /** Values no picture may show: fields holding them and text showing them are painted over. */
@@ -122,10 +189,18 @@ export interface MarksOptions {
   /** A ring at this viewport point (CSS pixels): where the last coordinate click landed. */
   click?: { x: number; y: number };
   /**
-   * Takes the viewport picture once the marks are drawn (default: the driver's PNG screenshot). A
-   * caller with a faster way for its page (scenarios: CDP's PNG optimised for speed) passes it.
+   * Takes the viewport picture once the marks are drawn (default: the driver's PNG screenshot, as
+   * evidence keeps it). A caller whose picture only a model sees (scenarios: JPEG) passes its own.
    */
   capture?: () => Promise<Uint8Array>;
+  /**
+   * Send the overlay's removal but do not wait for it (a page call's round trip less per picture):
+   * for a caller whose next page read comes after a model call, long after the removal ran. A read
+   * right after the picture, over another connection to the page, could still see the overlay.
+   */
+  removeLater?: boolean;
+  /** How the overlay is drawn (default: the faster one measured by bench:scenarios-som). */
+  layer?: MarksLayer;
 }
 
 /**
@@ -140,13 +215,12 @@ export async function marksPicture(
   const marks = marksFor(snapshot);
   const values = Object.values(options.secrets ?? {}).filter((v) => v.length > 0);
   const main = page.mainFrame();
-  await main.evaluate(
-    `(${drawMarks.toString()})(${JSON.stringify(marks)}, ${JSON.stringify(values)}, ${secretTextRects.toString()}, ${JSON.stringify(options.click ?? null)})`,
-  );
+  await main.evaluate(drawMarksExpression(marks, values, options.click ?? null, options.layer));
   try {
     return await (options.capture ? options.capture() : page.screenshot());
   } finally {
-    await main.evaluate(`(${removeMarks.toString()})()`).catch(() => undefined);
+    const removed = main.evaluate(REMOVE_MARKS).catch(() => undefined);
+    if (!options.removeLater) await removed;
   }
 }
 

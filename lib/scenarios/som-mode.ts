@@ -117,7 +117,7 @@ export const SOM_SYSTEM = `
 Set-of-marks mode: each call also carries a screenshot of the viewport. Every element with an id has a coloured box and its id in a small label of the same colour at the box's top-left corner (above it when there is room). The ids are the outline's ids; the element map under "Marked elements" gives each id's role and name — use it when two boxes look alike. Only the viewport is pictured: scroll to reach the rest, and act only on what you can see.
 Look commands ask for a picture before acting: {"kind":"look","tool":"refresh_som_markers"} (the page now, marked again with new ids — after an animation or a late load) or {"kind":"look","tool":"view_previous_screenshot"} (the picture the previous iteration started from, to compare). The other commands of an answer that asks for a look are not run; you answer again with the picture. At most ${SCREENSHOT_BUDGET_PER_STEP} pictures per step; a picture you already have is not sent twice.`;
 
-export const hashPicture = (png: Buffer): string => createHash('sha256').update(png).digest('hex');
+export const hashPicture = (image: Buffer): string => createHash('sha256').update(image).digest('hex');
 
 /** Verdict on a look, before taking it (budget) and after (repeat). Pure. */
 export function lookVerdict(
@@ -131,15 +131,28 @@ export function lookVerdict(
   return 'send';
 }
 
+/** A picture for the model: its bytes, their media type, and a hash to notice the same picture again. */
+export interface Picture {
+  image: Buffer;
+  mediaType: 'image/png' | 'image/jpeg';
+  hash: string;
+}
+
+/**
+ * JPEG quality of the model's picture. JPEG, not PNG: only a model looks at it, and it encodes,
+ * travels and hashes several times faster (bench:scenarios-som); at this quality the 11-px marker
+ * labels and 2-px boxes keep their colour and stay legible. Evidence screenshots stay PNG.
+ */
+export const PICTURE_QUALITY = 80;
+
 const sessions = new WeakMap<Page, Promise<CDPSession | undefined>>();
 
 /**
- * The viewport as PNG straight from CDP with `optimizeForSpeed` (a faster zlib setting; still
- * lossless, so the markers' colours and the painted-over secrets are exact): Playwright's own
- * screenshot adds round trips (fonts, caret, scale) that an iteration pays every time. One session
- * per page, kept; the driver's screenshot when the page has no CDP (not Chromium).
+ * The viewport as the model's picture: JPEG straight from CDP in one round trip (Playwright's own
+ * screenshot adds round trips for fonts, caret and scale that an iteration pays every time). One
+ * session per page, kept; Playwright's JPEG when the page has no CDP (not Chromium).
  */
-export async function viewportPng(page: Page): Promise<Uint8Array> {
+export async function viewportPicture(page: Page): Promise<Buffer> {
   let session = sessions.get(page);
   if (!session) {
     session = page
@@ -149,8 +162,8 @@ export async function viewportPng(page: Page): Promise<Uint8Array> {
     sessions.set(page, session);
   }
   const cdp = await session;
-  if (!cdp) return page.screenshot({ type: 'png' });
-  const { data } = await cdp.send('Page.captureScreenshot', { format: 'png', optimizeForSpeed: true });
+  if (!cdp) return page.screenshot({ type: 'jpeg', quality: PICTURE_QUALITY });
+  const { data } = await cdp.send('Page.captureScreenshot', { format: 'jpeg', quality: PICTURE_QUALITY });
   return Buffer.from(data, 'base64');
 }
 
@@ -162,19 +175,21 @@ export async function capturePicture(
   page: Page,
   snap: Snapshot,
   opts: { secrets?: Record<string, string>; marker?: { x: number; y: number } } = {},
-): Promise<{ png: Buffer; hash: string }> {
-  const png = await setOfMarks(page, snap, {
+): Promise<Picture> {
+  const image = await setOfMarks(page, snap, {
     ...(opts.secrets ? { secrets: opts.secrets } : {}),
     ...(opts.marker ? { click: opts.marker } : {}),
-    capture: () => viewportPng(page),
+    capture: () => viewportPicture(page),
+    // The runner reads the page again only after the model's answer: the removal is long done.
+    removeLater: true,
   });
-  return { png, hash: hashPicture(png) };
+  return { image, mediaType: 'image/jpeg', hash: hashPicture(image) };
 }
 
-export const imagePart = (png: Buffer): MessagePart => ({
+export const imagePart = (picture: Pick<Picture, 'image' | 'mediaType'>): MessagePart => ({
   type: 'image',
-  mediaType: 'image/png',
-  data: png.toString('base64'),
+  mediaType: picture.mediaType,
+  data: picture.image.toString('base64'),
 });
 
 export interface LookState {
@@ -185,7 +200,7 @@ export interface LookState {
 }
 
 /** What a look produced: a picture (with its text), or only words when none is sent. */
-export type LookAnswer = { png: Buffer; hash: string; text: string } | { text: string };
+export type LookAnswer = (Picture & { text: string }) | { text: string };
 
 export interface DecideInput {
   llm: LlmClient;
@@ -251,7 +266,7 @@ export async function decideWithLooks(
       said = `No picture: ${ask.tool} gives the same picture you already have (nothing changed on the page). Asking again will not change it, so look commands are no longer offered in this step: act on what you see.`;
     } else if (answer && 'hash' in answer) {
       input.pictures.add(answer.hash);
-      parts.push(imagePart(answer.png));
+      parts.push(imagePart(answer));
       const left = SCREENSHOT_BUDGET_PER_STEP - input.looks.asked;
       if (left <= 0) input.looks.closed = 'budget';
       said = `${answer.text}\n(${left > 0 ? `${left} more picture${left === 1 ? '' : 's'} allowed in this step` : 'that was the last picture allowed in this step'}.)`;

@@ -24,6 +24,7 @@ import {
   type LookAnswer,
   type LookState,
   type ModeDecision,
+  type Picture,
   SOM_SYSTEM,
   somPageText,
   type VisionMode,
@@ -35,8 +36,6 @@ export interface VisionOptions {
   scriptMode?: boolean;
   secrets?: Record<string, string>;
 }
-
-type Picture = { png: Buffer; hash: string };
 
 export interface IterationView {
   /** The page section of the prompt: the outline, or in SoM mode the element map and text. */
@@ -107,7 +106,7 @@ export class ScenarioVision {
     const { view } = input;
     let snap = input.snap;
     const content: string | MessagePart[] = view.picture
-      ? [{ type: 'text', text: input.prompt }, imagePart(view.picture.png)]
+      ? [{ type: 'text', text: input.prompt }, imagePart(view.picture)]
       : input.prompt;
     const take = async (tool: string): Promise<LookAnswer> => {
       if (tool === 'view_previous_screenshot') {

@@ -1,12 +1,13 @@
 /**
  * bench:scenarios-som — what set-of-marks mode adds to a scenario iteration on ordinary pages: the
  * marked viewport picture (markers drawn, screenshot, markers removed — `capturePicture`, as the
- * runner takes it) after the snapshot, on the saved real-page corpus (`../shared/corpus/forms`) at
- * its capture viewport. Each page is read once (snapshot, not timed) and pictured BENCH_REPEAT
- * times (default 3); the first picture of each page is kept apart (cold: the first screenshot of a
- * page pays for its first composite). Target: p50 ≤ 60 ms. Beside it, the same picture without
- * markers (CDP's PNG optimised for speed, as the runner takes it), and Playwright's PNG screenshot
- * (what the runner took before): on a loaded machine the capture itself is most of the figure.
+ * runner takes it: JPEG, the removal not waited for) after the snapshot, on the saved real-page
+ * corpus (`../shared/corpus/forms`) at its capture viewport. Each page is read once (snapshot, not
+ * timed) and pictured BENCH_REPEAT times (default 3); the first picture of each page is kept apart
+ * (cold: the first screenshot of a page pays for its first composite). Target: p50 ≤ 60 ms.
+ * Then the picture taken apart (lib/som-phases.ts: round trip, drawing with one element per marker
+ * or one canvas, forced layout, capture with the overlay, removal, the capture of an unchanged page
+ * per format, its size and its base64 decode), and Playwright's PNG screenshot for comparison.
  * Also prints, per page, the prompt's page section in text mode (the outline) and in SoM mode (the
  * element map and trimmed text) in o200k tokens, and the picture's billed tokens (OpenAI tiles).
  * Prints its ok count first; exits non-zero when a page does not load or a picture fails.
@@ -19,10 +20,11 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { launchBrowser } from '../../lib/browser/launch.ts';
 import { snapshot } from '../../lib/perception/snapshot.ts';
-import { capturePicture, somPageText, viewportPng } from '../../lib/scenarios/som-mode.ts';
+import { capturePicture, somPageText } from '../../lib/scenarios/som-mode.ts';
 import { CORPUS, corpusPages, offlineContext, requireCorpus } from './lib/corpus.ts';
 import { BenchOutcome } from './lib/outcome.ts';
 import { table } from './lib/report.ts';
+import { type Samples, splitPicture } from './lib/som-phases.ts';
 import { summarize } from './lib/stats.ts';
 import { TOKENIZER, tokens } from './lib/tokens.ts';
 
@@ -46,14 +48,15 @@ const cold: number[] = [];
 const outline: number[] = [];
 const som: number[] = [];
 const marks: number[] = [];
-/** The same viewport picture without markers (CDP, as the runner takes it): the capture alone. */
-const bare: number[] = [];
+/** The picture taken apart (see lib/som-phases.ts). */
+const parts: Samples = new Map();
 /** Playwright's own PNG screenshot, what the runner took before (for comparison). */
 const playwright: number[] = [];
 let pictureTokens = 0;
 try {
   const context = await offlineContext(browser);
   const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
   for (const file of corpusPages(LIMIT)) {
     try {
       await page.goto(pathToFileURL(join(CORPUS, file)).href, { waitUntil: 'load', timeout: 15_000 });
@@ -62,13 +65,14 @@ try {
         const t = performance.now();
         const pic = await capturePicture(page, snap);
         (i === 0 ? cold : warm).push(performance.now() - t);
-        const b = performance.now();
-        await viewportPng(page);
-        bare.push(performance.now() - b);
+        await splitPicture(page, cdp, snap, parts);
         const w = performance.now();
         await page.screenshot({ type: 'png' });
         playwright.push(performance.now() - w);
-        if (i === 0) pictureTokens = imageTokens(pic.png.readUInt32BE(16), pic.png.readUInt32BE(20));
+        if (i === 0 && pic.image.length > 0) {
+          const { width, height } = page.viewportSize() ?? { width: 0, height: 0 };
+          pictureTokens = imageTokens(width, height);
+        }
       }
       outline.push(tokens(snap.tree));
       som.push(tokens(somPageText(snap)));
@@ -89,7 +93,7 @@ for (const [name, xs] of [
   ['SoM picture, all (ms)', all],
   ['SoM picture, first of a page (ms)', cold],
   ['SoM picture, again (ms)', warm],
-  ['bare picture, no markers (ms)', bare],
+  ...[...parts].map(([k, xs]) => [`  ${k}${k.includes('(') ? '' : ' (ms)'}`, xs] as const),
   ["Playwright's PNG screenshot, no markers (ms)", playwright],
   ['markers per picture', marks],
   [`page section, text mode (${TOKENIZER})`, outline],
@@ -101,7 +105,7 @@ for (const [name, xs] of [
 console.log(outcome.line());
 console.log(table(rows));
 console.log(
-  `markers cost (SoM picture p50 less bare screenshot p50): ${Math.round((s(all).p50 - s(bare).p50) * 10) / 10} ms; load average ${loadavg()
+  `markers cost (SoM picture p50 less the capture of an unchanged page, JPEG, p50): ${Math.round((s(all).p50 - s(parts.get('unchanged jpeg') ?? []).p50) * 10) / 10} ms; load average ${loadavg()
     .map((x) => x.toFixed(1))
     .join(
       ' ',

@@ -1,0 +1,80 @@
+/**
+ * The set-of-marks picture taken apart, for bench:scenarios-som: each part of `capturePicture`
+ * done on its own and timed, on a page already read (its snapshot given). Per call it records:
+ *  - `roundTrip`: an empty evaluate (the floor under every page call);
+ *  - `draw:<layer>`: the drawing call (wall), with `secrets` (secret-text lookup) and `insert`
+ *    (building the overlay) as the page's own clock counts them, and `layout:<layer>` (the style
+ *    recalc and layout the overlay causes, forced and timed in the page);
+ *  - `withMarks:<layer>`: the capture with the overlay on (JPEG as the runner takes it): its paint
+ *    and raster ride on it, so `withMarks` less `unchanged jpeg` is what the overlay costs the frame;
+ *  - `remove`: the removal call (the runner no longer waits for it);
+ *  - `unchanged <format>`: the capture of a page that has not changed since the last one (frame,
+ *    encode, transfer) for PNG, PNG optimised for speed, JPEG, JPEG clipped to the viewport at
+ *    scale 1, and `bytes <format>` its size; `decode <format>`: base64 to bytes in Node.
+ */
+import type { CDPSession, Page } from 'playwright-core';
+import { drawMarksExpression, type MarksLayer, marksFor, REMOVE_MARKS } from '../../../lib/perception/som.ts';
+import type { Snapshot } from '../../../lib/perception/types.ts';
+import { PICTURE_QUALITY } from '../../../lib/scenarios/som-mode.ts';
+
+export type Samples = Map<string, number[]>;
+
+const FORMATS = {
+  png: { format: 'png' },
+  'png fast': { format: 'png', optimizeForSpeed: true },
+  jpeg: { format: 'jpeg', quality: PICTURE_QUALITY },
+} as const;
+
+function note(into: Samples, key: string, value: number): void {
+  const xs = into.get(key);
+  if (xs) xs.push(value);
+  else into.set(key, [value]);
+}
+
+async function timed<T>(into: Samples, key: string, fn: () => Promise<T>): Promise<T> {
+  const t = performance.now();
+  const out = await fn();
+  note(into, key, performance.now() - t);
+  return out;
+}
+
+/** One pass over the parts, on `page` (viewport at scale 1), through a CDP session of its own. */
+export async function splitPicture(
+  page: Page,
+  cdp: CDPSession,
+  snap: Snapshot,
+  into: Samples,
+): Promise<void> {
+  const main = page.mainFrame();
+  const capture = (params: object) =>
+    cdp.send('Page.captureScreenshot', params as never) as Promise<{ data: string }>;
+  await timed(into, 'roundTrip', () => main.evaluate('0'));
+  const marks = marksFor(snap);
+  for (const layer of ['elements', 'canvas'] as MarksLayer[]) {
+    const inner = (await timed(into, `draw:${layer}`, () =>
+      main.evaluate(drawMarksExpression(marks, [], null, layer)),
+    )) as { secrets: number; draw: number };
+    note(into, `draw:${layer} secrets (in page)`, inner.secrets);
+    note(into, `draw:${layer} insert (in page)`, inner.draw);
+    const layout = (await main.evaluate(
+      '(() => { const t = performance.now(); document.documentElement.getBoundingClientRect(); return performance.now() - t; })()',
+    )) as number;
+    note(into, `layout:${layer} (in page)`, layout);
+    await timed(into, `withMarks:${layer}`, () => capture(FORMATS.jpeg));
+    await timed(into, 'remove', () => main.evaluate(REMOVE_MARKS));
+    // The page repainted without the overlay: not counted (the next capture starts from a quiet page).
+    await capture(FORMATS.jpeg);
+  }
+  const { width, height } = page.viewportSize() ?? { width: 1100, height: 900 };
+  const variants: [string, object][] = [
+    ...Object.entries(FORMATS),
+    ['jpeg clip scale 1', { ...FORMATS.jpeg, clip: { x: 0, y: 0, width, height, scale: 1 } }],
+  ];
+  for (const [name, params] of variants) {
+    const { data } = await timed(into, `unchanged ${name}`, () => capture(params));
+    const t = performance.now();
+    const bytes = Buffer.from(data, 'base64');
+    note(into, `decode ${name}`, performance.now() - t);
+    note(into, `bytes ${name} (kB)`, bytes.length / 1024);
+  }
+}
