@@ -7,6 +7,7 @@
  * through the tenant's own keys: another tenant's run is simply not found.
  */
 import type { Page } from 'playwright-core';
+import { policyFromEnv } from '../browser/guard-policy.ts';
 import { sampleEvidenceKey } from '../store/keys.ts';
 import type { EvidenceStore, Json, JsonObject, RunStore } from '../store/ports.ts';
 import { CompileError, type CompileOptions, compileAgentSample, compileExtractSample } from './compile.ts';
@@ -83,9 +84,12 @@ export async function compileStoredSample(
   src: StoredSampleSource,
   ref: { tenant: string; runId: string; sampleId: string; name?: string },
   withPage: WithPage,
-  opts: CompileOptions = {},
+  given: CompileOptions = {},
 ): Promise<Workflow> {
   const { tenant, runId, sampleId } = ref;
+  // Whether replay can read without a browser is checked under the operator's policy from the
+  // environment unless the caller gives one (the strictest the process has).
+  const opts: CompileOptions = { staticCheck: given.staticCheck ?? { policy: policyFromEnv() } };
   const result = await src.runStore.getResult(tenant, runId, sampleId);
   if (!result) {
     const sample = await src.runStore.getSample(tenant, runId, sampleId);

@@ -5,7 +5,7 @@
  * answer is the same for the API and the CLI, with every secret value scrubbed out of it.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { GuardPolicy } from '../browser/guard-policy.ts';
+import { type GuardPolicy, policyFromEnv } from '../browser/guard-policy.ts';
 import { redactText } from '../perception/redact.ts';
 import type { Json, JsonObject } from '../store/ports.ts';
 import type { WorkflowStore } from '../store/workflow-ports.ts';
@@ -122,9 +122,10 @@ export interface RunOneInput {
   /**
    * Reading without a browser (static-read.ts): a workflow marked `staticRead` tries the page's
    * served HTML first, fetched under `policy`; `authenticated` (the run signs in) keeps it in the
-   * browser. Absent: the browser reads every page.
+   * browser. Absent: under the operator's policy from the environment (BROWSERFN_ALLOW_*), the
+   * strictest the process has; `false`: the browser reads every page.
    */
-  staticRead?: { policy: GuardPolicy; gate?: StaticGate; authenticated?: boolean };
+  staticRead?: { policy: GuardPolicy; gate?: StaticGate; authenticated?: boolean } | false;
 }
 
 /** Writes `next` as the version after the latest (re-read on a race), its document numbered to match. */
@@ -171,12 +172,16 @@ export async function runWorkflowOnce(input: RunOneInput): Promise<WorkflowRunAn
   };
   const browser = () => runWorkflow(workflow, init, input.deps);
   const { deps } = input;
-  const outcome = input.staticRead
+  const staticOpts =
+    input.staticRead === false || !workflow.staticRead
+      ? undefined
+      : (input.staticRead ?? { policy: policyFromEnv() });
+  const outcome = staticOpts
     ? await runStaticFirst(workflow, init, {
-        ...input.staticRead,
+        ...staticOpts,
         // Cookies the caller's context holds for the page (an auth profile, a session) would not go
         // with the fetch: such a page is read in the browser.
-        authenticated: input.staticRead.authenticated || (await holdsCookies(deps, input.url)),
+        authenticated: staticOpts.authenticated || (await holdsCookies(deps, input.url)),
         browser,
         ...(deps.variables ? { variables: deps.variables } : {}),
         ...(deps.signal ? { signal: deps.signal } : {}),
@@ -185,7 +190,7 @@ export async function runWorkflowOnce(input: RunOneInput): Promise<WorkflowRunAn
     : { state: await browser(), path: 'browser' as const };
   const { state } = outcome;
   const answer = runAnswer(state, workflow.version, deps.variables);
-  if (input.staticRead) {
+  if (staticOpts) {
     answer.readBy = outcome.path;
     if (outcome.fellBack) answer.staticFallback = outcome.fellBack;
   }
@@ -194,12 +199,7 @@ export async function runWorkflowOnce(input: RunOneInput): Promise<WorkflowRunAn
     const healed = applyHeals(workflow, state.heals);
     // Its extractors changed: checked again against the served HTML on the healed page.
     const next =
-      healed &&
-      (await afterHeal(
-        healed,
-        deps.page,
-        input.staticRead ? { policy: input.staticRead.policy } : undefined,
-      ));
+      healed && (await afterHeal(healed, deps.page, staticOpts ? { policy: staticOpts.policy } : undefined));
     if (next)
       answer.healedVersion = await saveHealed(
         stored.store,

@@ -6,7 +6,7 @@
  * right; the guard's default policy keeps the compile check off a loopback page.
  */
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_POLICY, type GuardPolicy } from '../../lib/browser/guard-policy.ts';
 import { closeStaticAgents } from '../../lib/browser/static-fetch.ts';
 import { compileExtractSample } from '../../lib/workflows/compile.ts';
@@ -118,6 +118,18 @@ describe('static read', () => {
     );
     expect(inChromium).toMatchObject({ status: 'done', readBy: 'browser', data: { data: want(5) } });
     expect(inChromium.results.data?.resolvedBy).toBe('deterministic');
+    // No policy given: the operator's from the environment, which (as by default) does not open loopback.
+    vi.stubEnv('BROWSERFN_ALLOW_PRIVATE', '');
+    vi.stubEnv('BROWSERFN_ALLOW_HOSTS', '');
+    const byDefault = await inBrowser(undefined, (page) =>
+      runWorkflowOnce({ tenant: 't', workflow: wf, url: `${shop.url}/p/5`, deps: { page } }),
+    ).finally(() => vi.unstubAllEnvs());
+    expect(byDefault).toMatchObject({
+      status: 'done',
+      readBy: 'browser',
+      staticFallback: expect.stringContaining('loopback address'),
+      data: { data: want(5) },
+    });
     // A context holding cookies for the page (a signed-in profile) is not read over plain HTTP.
     const signedIn = await inBrowser(undefined, async (page) => {
       await page.context().addCookies([{ name: 'session', value: 'abc', url: shop.url }]);
