@@ -8,7 +8,7 @@ import {
   SHADOW_ROOT_HOOK,
 } from './init-scripts.ts';
 // Registers the Playwright adapter of the page-driver port: perception takes these pages as drivers.
-import './playwright-driver.ts';
+import { prepareDriver } from './playwright-driver.ts';
 
 export type StorageState = Awaited<ReturnType<BrowserContext['storageState']>>;
 
@@ -62,6 +62,8 @@ export async function saveStorageState(context: BrowserContext, path?: string): 
 
 export async function newPage(context: BrowserContext): Promise<Page> {
   const page = await context.newPage();
+  // The driver's CDP session is made while the caller navigates, not on the page's first read.
+  prepareDriver(page);
   page.setDefaultTimeout(10_000);
   page.setDefaultNavigationTimeout(30_000);
   return page;

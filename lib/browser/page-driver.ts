@@ -27,6 +27,12 @@ export interface DriverFrame {
   url(): string;
   /** Evaluates an expression in the frame's page world; a promise is awaited; the value comes back as JSON. */
   evaluate<R = unknown>(expression: string): Promise<R>;
+  /**
+   * Optional: an expression whose value is a string (or undefined), handed back as it is. For big
+   * results (a page read): an adapter whose `evaluate` carries values through layers of its own
+   * may have a shorter path for a plain string.
+   */
+  evaluateText?(expression: string): Promise<string | undefined>;
   /** Calls a self-contained function in the frame with one JSON-able argument. */
   call<R, A = undefined>(fn: (arg: A) => R | Promise<R>, arg?: A): Promise<Awaited<R>>;
   /**

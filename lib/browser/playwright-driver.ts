@@ -55,6 +55,16 @@ class PlaywrightFrame implements DriverFrame {
   evaluate<R = unknown>(expression: string): Promise<R> {
     return this.native.evaluate(expression) as Promise<R>;
   }
+  /**
+   * In the main frame, over the driver's own CDP session (PlaywrightDriver.evaluateText); in a
+   * child frame, whose context a bare Runtime.evaluate cannot name, through Playwright.
+   */
+  evaluateText(expression: string): Promise<string | undefined> {
+    const page = this.native.page();
+    if (this.native === page.mainFrame())
+      return (playwrightDriver(page) as PlaywrightDriver).evaluateText(expression);
+    return this.native.evaluate(expression) as Promise<string | undefined>;
+  }
   call<R, A = undefined>(fn: (arg: A) => R | Promise<R>, arg?: A): Promise<Awaited<R>> {
     return this.native.evaluate(fn as (arg: unknown) => R, arg) as Promise<Awaited<R>>;
   }
@@ -126,6 +136,11 @@ export class PlaywrightElement implements DriverElement {
   dispose(): Promise<void> {
     return this.handle.dispose();
   }
+}
+
+interface EvalReply {
+  result: { value?: unknown };
+  exceptionDetails?: { text: string; exception?: { description?: string; value?: unknown } };
 }
 
 class PlaywrightDriver implements PageDriver {
@@ -227,6 +242,10 @@ class PlaywrightDriver implements PageDriver {
    */
   async addBinding(name: string, onCall: (payload: string) => void): Promise<void> {
     this.#bindings.set(name, onCall);
+    await (await this.#session()).send('Runtime.addBinding', { name });
+  }
+  /** Our own CDP session of the page (bindings, text reads): made once, on first use. */
+  #session(): Promise<{ send(m: string, p?: object): Promise<unknown> }> {
     if (!this.#cdp) {
       const page = this.page;
       this.#cdp = (async () => {
@@ -240,7 +259,31 @@ class PlaywrightDriver implements PageDriver {
         return cdp as unknown as { send(m: string, p?: object): Promise<unknown> };
       })();
     }
-    await (await this.#cdp).send('Runtime.addBinding', { name });
+    return this.#cdp;
+  }
+  /** Makes the CDP session now (say, while the page loads), so the first read need not wait for it. */
+  prepare(): void {
+    this.#session().catch(() => undefined);
+  }
+  /**
+   * A main-frame expression whose value is a string, as a bare `Runtime.evaluate` on our own CDP
+   * session (no context id: the main frame's current document). Playwright's evaluate installs its
+   * utility script in every new document first, evals the expression through it and carries the
+   * value through its serialiser and client layers, which the first read of a large page (a
+   * ~500 kB payload) pays for. Without a CDP session (not Chromium): Playwright's evaluate.
+   */
+  async evaluateText(expression: string): Promise<string | undefined> {
+    const cdp = await this.#session().catch(() => undefined);
+    if (!cdp) return (await this.page.mainFrame().evaluate(expression)) as string | undefined;
+    const reply = (await cdp.send('Runtime.evaluate', {
+      expression,
+      returnByValue: true,
+      awaitPromise: true,
+    })) as EvalReply;
+    const ex = reply.exceptionDetails;
+    if (ex)
+      throw new Error(String(ex.exception?.description ?? ex.exception?.value ?? ex.text).split('\n')[0]);
+    return reply.result.value as string | undefined;
   }
   onChange(listener: (change: PageChange) => void): () => void {
     const page = this.page;
@@ -288,6 +331,11 @@ export function playwrightDriver(page: Page): PageDriver {
     drivers.set(page, d);
   }
   return d;
+}
+
+/** Readies the page's driver ahead of its first read (see PlaywrightDriver.prepare). */
+export function prepareDriver(page: Page): void {
+  (playwrightDriver(page) as PlaywrightDriver).prepare();
 }
 
 const looksLikePlaywright = (p: ForeignPage): p is ForeignPage & Page =>

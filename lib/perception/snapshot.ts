@@ -1,4 +1,5 @@
 import { asDriver, type DriverFrame, type PageDriver, type PageInput } from '../browser/page-driver.ts';
+import { collectAll, inPageArgs, withinTime } from './collect-frames.ts';
 import {
   builtFrom,
   CHANGE_BINDING,
@@ -12,10 +13,9 @@ import {
   startWalk,
   watchChanges,
 } from './held-read.ts';
-import type { RawCollect } from './injected/payload.ts';
-import { collectCall, collectInstall } from './injected/source.ts';
 import { attachFrames, idSpace, resetIdSpace } from './live.ts';
 import { domConfidence, pageSignature, shortHash } from './metrics.ts';
+import { phaseEnd, phaseStart } from './read-phases.ts';
 import { redactSecrets } from './redact.ts';
 import {
   assemble,
@@ -26,11 +26,9 @@ import {
   selectBudget,
   selectChunk,
 } from './tree.ts';
-import type { Snapshot, SnapshotElement, SnapshotOptions } from './types.ts';
+import type { Snapshot, SnapshotOptions } from './types.ts';
 
-export class SnapshotError extends Error {
-  override name = 'SnapshotError';
-}
+export { SnapshotError } from './collect-frames.ts';
 
 export interface SnapshotCallOptions extends SnapshotOptions {
   /** Secret values (name → value) to replace with `%name%` in everything the snapshot returns. */
@@ -40,144 +38,6 @@ export interface SnapshotCallOptions extends SnapshotOptions {
    * and holds this one for the next such call. For read-only calls only.
    */
   reuse?: boolean;
-}
-
-type Busy = { busy: true };
-const isBusy = (raw: RawCollect | Busy | undefined): raw is Busy => !!raw && 'busy' in raw;
-
-/** What the page itself is asked to read with (the rest of the options apply here, after). */
-const inPageArgs = (opts: SnapshotOptions, main: boolean) => ({
-  ...(main && opts.selector ? { selector: opts.selector } : {}),
-  ...(opts.ignore?.length ? { ignore: opts.ignore } : {}),
-  text: opts.text ?? true,
-});
-
-/**
- * The URL each frame's document had when this process last installed the collector in it. A frame
- * not in here (or now at another URL: most likely a new document) gets the install at once: asking
- * first would cost a second round trip on every first read of a page. A same-document URL change
- * only costs sending the source again.
- */
-const installedAt = new WeakMap<DriverFrame, string>();
-
-async function collectFrame(
-  frame: DriverFrame,
-  opts: SnapshotOptions,
-  main: boolean,
-  quietMs?: number,
-  watch?: string,
-): Promise<RawCollect | Busy> {
-  const args = inPageArgs(opts, main);
-  const url = frame.url();
-  const json =
-    (installedAt.get(frame) === url
-      ? await frame.evaluate<string | undefined>(collectCall(args, quietMs, watch))
-      : undefined) ?? (await frame.evaluate<string>(collectInstall(args, quietMs, watch)));
-  installedAt.set(frame, url);
-  return JSON.parse(json) as RawCollect | Busy;
-}
-
-/**
- * A child frame whose document never committed (an aborted or blocked load) has no script context,
- * and an evaluate in it waits forever: such a frame is left out rather than hanging the snapshot.
- */
-const FRAME_WAIT_MS = 2000;
-function withinTime<T>(work: Promise<T>): Promise<T | undefined> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), FRAME_WAIT_MS);
-  });
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
-}
-
-/** Slot key of each child frame's <iframe>, remembered: asking the browser costs round trips. */
-const frameKeys = new WeakMap<DriverFrame, number>();
-
-async function keyOf(frame: DriverFrame): Promise<number | undefined> {
-  const known = frameKeys.get(frame);
-  if (known !== undefined) return known;
-  try {
-    const handle = await frame.owner();
-    if (!handle) return undefined;
-    const key = await handle.call((e) => (e as Element & { __bfnKey?: number }).__bfnKey);
-    await handle.dispose();
-    if (key) frameKeys.set(frame, key);
-    return key;
-  } catch {
-    // Detached between listing and asking: simply not part of this snapshot.
-    return undefined;
-  }
-}
-
-const intersect = (a: FrameCollect['clip'], b: FrameCollect['clip']): FrameCollect['clip'] => {
-  const x = Math.max(a.x, b.x);
-  const y = Math.max(a.y, b.y);
-  const w = Math.max(0, Math.min(a.x + a.w, b.x + b.w) - x);
-  const h = Math.max(0, Math.min(a.y + a.h, b.y + b.h) - y);
-  return { x, y, w, h };
-};
-
-/**
- * Walks every frame at once, then stitches them: each child frame goes under the <iframe> slot
- * its parent's walk recorded, with offsets and visible area carried down.
- */
-async function collectAll(
-  page: PageDriver,
-  options: SnapshotOptions,
-  quietMs?: number,
-  watch?: string,
-): Promise<{ collected: FrameCollect[]; live: DriverFrame[] } | undefined> {
-  const main = page.mainFrame();
-  const others = options.frames === false ? [] : page.frames().filter((f) => f !== main);
-  const [mainRaw, ...childRaws] = await Promise.all([
-    collectFrame(main, options, true, quietMs, watch).catch((err: Error) => {
-      throw new SnapshotError(`could not read the page: ${err.message.split('\n')[0]}`);
-    }),
-    ...others.map((f) => withinTime(collectFrame(f, options, false).catch(() => undefined))),
-  ]);
-  // Only the top document's clock counts, as in `settle`.
-  if (isBusy(mainRaw)) return undefined;
-  if (mainRaw!.error) throw new SnapshotError(mainRaw!.error);
-  const rawOf = new Map<DriverFrame, RawCollect>();
-  others.forEach((f, i) => {
-    const raw = childRaws[i];
-    if (raw && !isBusy(raw)) rawOf.set(f, raw);
-  });
-  const viewport = page.viewport();
-  const collected: FrameCollect[] = [
-    {
-      raw: mainRaw!,
-      info: { index: 0, url: mainRaw!.url, xpath: '', offset: { x: 0, y: 0 } },
-      clip: { x: 0, y: 0, w: viewport.width, h: viewport.height },
-    },
-  ];
-  const live: DriverFrame[] = [main];
-  for (let at = 0; at < collected.length; at++) {
-    const parent = collected[at]!;
-    if (parent.raw.frames.length === 0) continue;
-    const children = live[at]!.children().filter((c) => rawOf.has(c));
-    const keys = await Promise.all(children.map(keyOf));
-    for (const slot of parent.raw.frames) {
-      const child = children[keys.indexOf(slot.key)];
-      if (!child) continue;
-      const offset = { x: parent.info.offset.x + slot.x, y: parent.info.offset.y + slot.y };
-      const raw = rawOf.get(child)!;
-      collected.push({
-        raw,
-        info: {
-          index: collected.length,
-          url: raw.url,
-          parent: at,
-          xpath: parent.info.xpath ? `${parent.info.xpath} >> ${slot.xpath}` : slot.xpath,
-          offset,
-        },
-        clip: intersect(parent.clip, { x: offset.x, y: offset.y, w: slot.w, h: slot.h }),
-        parentLine: slot.line,
-      });
-      live.push(child);
-    }
-  }
-  return { collected, live };
 }
 
 /**
@@ -243,7 +103,10 @@ export function readAhead(
  * over CDP), stitched into one tree with one id space, then budgeted / chunked / redacted.
  */
 export async function snapshot(page: PageInput, options: SnapshotCallOptions = {}): Promise<Snapshot> {
-  return (await read(asDriver(page), options))!;
+  const t = phaseStart();
+  const driver = asDriver(page);
+  phaseEnd('driver', t);
+  return (await read(driver, options))!;
 }
 
 /**
@@ -273,6 +136,7 @@ async function read(
   if (built) return built;
   // Page-wide ids: stable per element; a new top document starts over, a new frame document
   // forgets only its own.
+  let t = phaseStart();
   const ids = collected[0]!.raw.fresh ? resetIdSpace(page) : idSpace(page);
   const maps = live.map((frame, i) => {
     let map = ids.frames.get(frame);
@@ -293,9 +157,10 @@ async function read(
     localIds.set(id, local);
     return id;
   };
-  const { lines, elements: allElements } = assemble(collected, idFor);
-  const byId = new Map<number, SnapshotElement>(allElements.map((e) => [e.id, e]));
-  const rendered = lines.map((l) => formatLine(l, l.id ? byId.get(l.id) : undefined));
+  const { lines, elements: allElements, lineElements } = assemble(collected, idFor);
+  t = phaseEnd('assemble', t);
+  const rendered = lines.map((l, i) => formatLine(l, lineElements[i]));
+  t = phaseEnd('format', t);
   const mainRaw = collected[0]!.raw;
 
   let selection: Selection | undefined;
@@ -331,15 +196,18 @@ async function read(
     };
   }
 
-  const keptLines: string[] = [];
-  const keptIds = new Set<number>();
-  lines.forEach((l, i) => {
-    if (selection && !selection.keep[i]) return;
-    keptLines.push(rendered[i]!);
-    if (l.id) keptIds.add(l.id);
-  });
-  // Only what the model was shown is addressable: an id it could not have seen is a guess.
-  const elements = selection ? allElements.filter((e) => keptIds.has(e.id)) : allElements;
+  let keptLines = rendered;
+  let elements = allElements;
+  if (selection) {
+    const keep = selection.keep;
+    keptLines = rendered.filter((_, i) => keep[i]);
+    const keptIds = new Set<number>();
+    lines.forEach((l, i) => {
+      if (keep[i] && l.id) keptIds.add(l.id);
+    });
+    // Only what the model was shown is addressable: an id it could not have seen is a guess.
+    elements = allElements.filter((e) => keptIds.has(e.id));
+  }
   const complete = elements.length < allElements.length ? allElements : undefined;
 
   let omitted: string | undefined;
@@ -351,6 +219,7 @@ async function read(
     keptLines.push(omitted);
   }
   const tree = keptLines.join('\n');
+  t = phaseEnd('select', t);
   const urls: Record<string, string> = {};
   for (const e of elements) if (e.url) urls[String(e.id)] = e.url;
   const interactive = elements.filter((e) => e.interactive).length;
@@ -392,6 +261,7 @@ async function read(
     snap.stats.tokens = estimateTokens(snap.tree);
   }
   attachFrames(snap, live, localIds);
+  phaseEnd('finish', t);
   snap.stats.ms = Math.round((performance.now() - started) * 10) / 10;
   if (got.held)
     keepBuilt(got.held, { shape, keywords, trimmed: (selection?.omitted ?? 0) > 0, snapshot: snap });

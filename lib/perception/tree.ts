@@ -94,6 +94,18 @@ const originOf = (url: string): string => {
   return origin;
 };
 
+/** Every element of a frame by id, with its xpath decoded. */
+function decodeAll(packedList: PackedElement[]): Map<number, [PackedElement, string]> {
+  const out = new Map<number, [PackedElement, string]>();
+  let last = '';
+  for (const packed of packedList) {
+    const x = packed[4];
+    last = typeof x === 'string' ? x : last.slice(0, x[0]) + x[1];
+    out.set(packed[0], [packed, last]);
+  }
+  return out;
+}
+
 /** Maps a frame's own element id to the page-wide one (allocating new ids in reading order). */
 export type IdMapper = (frameIndex: number, localId: number) => number;
 
@@ -104,8 +116,10 @@ export type IdMapper = (frameIndex: number, localId: number) => number;
 export function assemble(
   frames: FrameCollect[],
   idFor: IdMapper = (_f, local) => local,
-): { lines: TreeLine[]; elements: SnapshotElement[] } {
+): { lines: TreeLine[]; elements: SnapshotElement[]; lineElements: (SnapshotElement | undefined)[] } {
   const elements: SnapshotElement[] = [];
+  /** The element of each line (undefined for text and unaddressed lines): formatLine's input. */
+  const lineElements: (SnapshotElement | undefined)[] = [];
   const childrenOf = new Map<number, FrameCollect[]>();
   for (const f of frames) {
     if (f.info.parent === undefined) continue;
@@ -115,30 +129,39 @@ export function assemble(
   }
   const lines: TreeLine[] = [];
   const main = frames.find((f) => f.info.parent === undefined);
-  if (!main) return { lines, elements };
+  if (!main) return { lines, elements, lineElements };
   const topScroll = main.raw.viewport.scrollY;
 
   const emit = (frame: FrameCollect, baseDepth: number) => {
     const prefix = frame.info.parent === undefined ? '' : frame.info.xpath;
-    const packedById = new Map<number, PackedElement>();
-    const xpathById = new Map<number, string>();
+    const packedList = frame.raw.elements;
+    // The walk sends an element right before the line carrying its id, so the two lists run in
+    // step; each xpath is decoded from the one before it in that order.
+    let next = 0;
     let lastXpath = '';
-    for (const packed of frame.raw.elements) {
-      packedById.set(packed[0], packed);
-      const x = packed[4];
-      lastXpath = typeof x === 'string' ? x : lastXpath.slice(0, x[0]) + x[1];
-      xpathById.set(packed[0], lastXpath);
-    }
+    let byId: Map<number, [PackedElement, string]> | undefined;
     const kids = childrenOf.get(frame.info.index) ?? [];
     const stack: number[] = [];
     frame.raw.lines.forEach((raw: RawLine, i) => {
       const [depth, text, id, flags, top] = raw;
       const d = baseDepth + depth;
       while (stack.length > 0 && (lines[stack[stack.length - 1]!]?.depth ?? -1) >= d) stack.pop();
-      const packed = id ? packedById.get(id) : undefined;
-      const el = packed
-        ? toElement(packed, frame, prefix, idFor(frame.info.index, id), xpathById.get(id)!, text)
-        : undefined;
+      let el: SnapshotElement | undefined;
+      if (id) {
+        let packed = packedList[next];
+        let xpath: string | undefined;
+        if (packed && packed[0] === id) {
+          next++;
+          const x = packed[4];
+          xpath = lastXpath = typeof x === 'string' ? x : lastXpath.slice(0, x[0]) + x[1];
+        } else {
+          // Not in step (no walk of ours sends that): look it up.
+          byId ??= decodeAll(packedList);
+          [packed, xpath] = byId.get(id) ?? [undefined, undefined];
+        }
+        if (packed && xpath !== undefined)
+          el = toElement(packed, frame, prefix, idFor(frame.info.index, id), xpath, text);
+      }
       const docTop =
         frame.info.parent === undefined
           ? top
@@ -152,6 +175,7 @@ export function assemble(
         top: docTop,
         parent: stack.length > 0 ? stack[stack.length - 1]! : -1,
       });
+      lineElements.push(el);
       const index = lines.length - 1;
       stack.push(index);
       // Elements are listed in reading order, frames included, so "the second X" means what it says.
@@ -160,7 +184,7 @@ export function assemble(
     });
   };
   emit(main, 0);
-  return { lines, elements };
+  return { lines, elements, lineElements };
 }
 
 const STATE_WORDS: [keyof SnapshotElement['states'], string, string | undefined][] = [

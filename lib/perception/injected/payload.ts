@@ -73,6 +73,8 @@ export interface RawCollect {
     semantic: number;
   };
   error?: string;
+  /** The page's own clock: [ms compiling and installing the collector (0 when it was there), ms walking]. */
+  timing?: [number, number];
   /** Where the document's change count stood at this read, when its change notice was armed. */
   watch?: WatchMark;
 }

@@ -50,14 +50,19 @@ const arming = (watch: string | undefined): string =>
  * is far slower on big results.
  */
 export const collectCall = (opts: CollectOptions, quietMs?: number, watch?: string): string =>
-  `(() => { ${busyCheck(quietMs)} const f = globalThis.__bfnCollect; if (!f) return undefined; const r = f(${JSON.stringify(opts)}); ${arming(watch)} return JSON.stringify(r); })()`;
+  `(() => { ${busyCheck(quietMs)} const f = globalThis.__bfnCollect; if (!f) return undefined; const t0 = performance.now(); const r = f(${JSON.stringify(opts)}); r.timing = [0, performance.now() - t0]; ${arming(watch)} return JSON.stringify(r); })()`;
 
-export const collectInstall = (opts: CollectOptions, quietMs?: number, watch?: string): string =>
-  `(() => { ${busyCheck(quietMs)} const __name = (f) => f; const sem = {}; for (const make of [${HELPERS.map((f) => `(${f.toString()})`).join(', ')}]) Object.assign(sem, make(sem)); const run = (${collect.toString()});
+/** What defines the collector in a document: built once per process (its sources never change). */
+let installer: string | undefined;
+const installSource = (): string =>
+  (installer ??= `const __name = (f) => f; const sem = {}; for (const make of [${HELPERS.map((f) => `(${f.toString()})`).join(', ')}]) Object.assign(sem, make(sem)); const run = (${collect.toString()});
     const f = (opts) => run(opts, sem);
     Object.defineProperty(globalThis, '__bfnCollect', { value: f, configurable: true });
-    Object.defineProperty(globalThis, '__bfnArm', { value: (${armWatch.toString()}), configurable: true });
-    const r = f(${JSON.stringify(opts)}); ${arming(watch)} return JSON.stringify(r); })()`;
+    Object.defineProperty(globalThis, '__bfnArm', { value: (${armWatch.toString()}), configurable: true });`);
+
+export const collectInstall = (opts: CollectOptions, quietMs?: number, watch?: string): string =>
+  `(() => { ${busyCheck(quietMs)} const t0 = performance.now(); ${installSource()}
+    const t1 = performance.now(); const r = f(${JSON.stringify(opts)}); r.timing = [t1 - t0, performance.now() - t1]; ${arming(watch)} return JSON.stringify(r); })()`;
 
 export const resolveExpression = (chain: string, mark: boolean): string =>
   expression(resolveLocator, { chain, mark });

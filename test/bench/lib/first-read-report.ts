@@ -12,6 +12,11 @@ const here = dirname(fileURLToPath(import.meta.url));
 export interface FirstRead {
   nodes: number;
   firstMs: number;
+  /** New context + page, and the page's load, before the first read (not part of it). */
+  contextMs: number;
+  loadMs: number;
+  /** The first read's own phases (read-phases.ts), ms; payloadChars a size. */
+  firstPhases: Record<string, number>;
   againMs: number;
   axMs: number;
   axNodes: number;
@@ -62,11 +67,38 @@ export function renderFirstReads(runs: FirstRead[]): string[] {
     `First read of a fresh page — large page (${m((r) => r.nodes)} DOM nodes, ${m((r) => r.axNodes)} AX nodes), median of ${runs.length} fresh processes`,
   );
   const phase = (k: string) => m((r) => r.phases[k] ?? Number.NaN);
+  const fp = (k: string) => m((r) => r.firstPhases?.[k] ?? Number.NaN);
+  const inPage = (r: FirstRead) => (r.firstPhases.inPageInstall ?? 0) + (r.firstPhases.inPageWalk ?? 0);
+  const NODE = ['driver', 'parse', 'frames', 'assemble', 'format', 'select', 'finish'];
+  const accounted = (r: FirstRead) =>
+    (r.firstPhases.evaluate ?? 0) + NODE.reduce((s, k) => s + (r.firstPhases[k] ?? 0), 0);
   out.push(
     renderTable(
       ['measure', 'ms', 'note'],
       [
+        ['new context + page (before the read)', fmt(m((r) => r.contextMs)), 'not counted'],
+        ['load of the page (before the read)', fmt(m((r) => r.loadMs)), 'not counted'],
         ['first snapshot() of the process', fmt(first), 'what one stateless call pays'],
+        ['  wrap the page (driver)', fmt(fp('driver')), 'Node'],
+        ['  main frame round trip', fmt(fp('evaluate')), 'send, page work, transfer'],
+        [
+          '    install the collector, in the page',
+          fmt(fp('inPageInstall')),
+          "page's clock: compile + helpers",
+        ],
+        ['    walk, in the page', fmt(fp('inPageWalk')), "page's clock"],
+        [
+          '    the rest: CDP session, send, transfer',
+          fmt(m((r) => (r.firstPhases.evaluate ?? 0) - inPage(r))),
+          `${fmt(fp('payloadChars'))} chars back`,
+        ],
+        ['  JSON.parse of the payload', fmt(fp('parse')), 'Node'],
+        ['  child frames stitched', fmt(fp('frames')), 'Node'],
+        ['  ids + assemble', fmt(fp('assemble')), 'Node'],
+        ['  format the lines', fmt(fp('format')), 'Node'],
+        ['  select + join', fmt(fp('select')), 'Node'],
+        ['  signature, hashes, confidence', fmt(fp('finish')), 'Node'],
+        ['  not in a phase', fmt(m((r) => r.firstMs - accounted(r))), 'awaits, microtasks'],
         ['first snapshot() in a 2nd fresh context', fmt(m((r) => r.againMs)), 'same process, warm Node'],
         ['first getFullAXTree in a fresh context', fmt(ax), 'bare CDP, same page'],
         [

@@ -5,7 +5,10 @@
  *   node --import tsx test/bench/lib/first-read.ts <large page url> <form page url>
  *
  * Each figure comes from its own fresh context (a page read once is read differently after):
- *   first      the first `snapshot()` of the process, whole (what one stateless call pays);
+ *   first      the first `snapshot()` of the process, whole (what one stateless call pays), with
+ *              what it spent where (read-phases.ts: the main frame's round trip, the page's own
+ *              clock for install and walk, parse, assemble, format, select, finish), and before
+ *              it the new context + page and the load;
  *   phases     settle, one bare round trip, compiling the collector, installing it and walking once
  *              (timed inside the page, so the rest is transfer + parse), the build in Node; a CPU
  *              profile of that first walk gives its time by what the page spent it on;
@@ -20,6 +23,7 @@ import { launchBrowser } from '../../../lib/browser/launch.ts';
 import { settle } from '../../../lib/browser/settle.ts';
 import { act } from '../../../lib/ops/act.ts';
 import { collectInstall } from '../../../lib/perception/injected/source.ts';
+import { onReadPhase } from '../../../lib/perception/read-phases.ts';
 import { snapshot } from '../../../lib/perception/snapshot.ts';
 import { profileByKind } from './profile.ts';
 
@@ -27,6 +31,11 @@ import { profileByKind } from './profile.ts';
 await import(new URL('../../../lib/browser/playwright-driver.ts', import.meta.url).href).catch(
   () => undefined,
 );
+
+// A deployed call runs the built JavaScript without source-map support (dist/, the Lambda); tsx
+// turns it on, and then the first Playwright call made from each of our files parses that file's
+// map to capture its stack (~45 ms of the first read, measured). Off, as deployed.
+process.setSourceMapsEnabled(false);
 
 const [largeUrl, formUrl] = process.argv.slice(2);
 if (!largeUrl || !formUrl) throw new Error('usage: first-read.ts <large url> <form url>');
@@ -45,9 +54,19 @@ const open = async (url: string): Promise<{ context: BrowserContext; page: Page 
   return { context, page };
 };
 
-// 1. The first read of the process, whole.
-let at = await open(largeUrl);
+// 1. The first read of the process, whole, and where its time went.
+const [contextMs, fresh] = await timed(async () => {
+  const context = await newJobContext(browser);
+  return { context, page: await newPage(context) };
+});
+const [loadMs] = await timed(() => fresh.page.goto(largeUrl, { waitUntil: 'load' }));
+let at = fresh;
+const firstPhases: Record<string, number> = {};
+onReadPhase((phase, v) => {
+  firstPhases[phase] = r1((firstPhases[phase] ?? 0) + v);
+});
 const [firstMs, firstSnap] = await timed(() => snapshot(at.page));
+onReadPhase(undefined);
 await at.context.close();
 
 // 2. The same first read in parts, in a fresh context.
@@ -119,6 +138,9 @@ process.stdout.write(
   `${JSON.stringify({
     nodes: firstSnap.stats.nodes,
     firstMs,
+    contextMs,
+    loadMs,
+    firstPhases,
     againMs,
     axMs,
     axNodes: ax.nodes.length,

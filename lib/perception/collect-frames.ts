@@ -1,0 +1,169 @@
+/**
+ * Reading every frame of a page: the collector run in each frame's document (installed there on
+ * the first read, one round trip either way), the main frame's payload parsed, and child frames
+ * put under the <iframe> slot their parent's walk recorded, with offsets and visible area carried
+ * down. snapshot.ts turns what this gives into the outline.
+ */
+import type { DriverFrame, PageDriver } from '../browser/page-driver.ts';
+import type { RawCollect } from './injected/payload.ts';
+import { collectCall, collectInstall } from './injected/source.ts';
+import { phaseEnd, phaseFigure, phaseStart } from './read-phases.ts';
+import type { FrameCollect } from './tree.ts';
+import type { SnapshotOptions } from './types.ts';
+
+export class SnapshotError extends Error {
+  override name = 'SnapshotError';
+}
+
+export type Busy = { busy: true };
+export const isBusy = (raw: RawCollect | Busy | undefined): raw is Busy => !!raw && 'busy' in raw;
+
+/** What the page itself is asked to read with (the rest of the options apply here, after). */
+export const inPageArgs = (opts: SnapshotOptions, main: boolean) => ({
+  ...(main && opts.selector ? { selector: opts.selector } : {}),
+  ...(opts.ignore?.length ? { ignore: opts.ignore } : {}),
+  text: opts.text ?? true,
+});
+
+/**
+ * The URL each frame's document had when this process last installed the collector in it. A frame
+ * not in here (or now at another URL: most likely a new document) gets the install at once: asking
+ * first would cost a second round trip on every first read of a page. A same-document URL change
+ * only costs sending the source again.
+ */
+const installedAt = new WeakMap<DriverFrame, string>();
+
+async function collectFrame(
+  frame: DriverFrame,
+  opts: SnapshotOptions,
+  main: boolean,
+  quietMs?: number,
+  watch?: string,
+): Promise<RawCollect | Busy> {
+  const args = inPageArgs(opts, main);
+  const url = frame.url();
+  // The payload is one big string: the adapter may carry it by a shorter path than its evaluate.
+  const text = (expression: string) =>
+    frame.evaluateText ? frame.evaluateText(expression) : frame.evaluate<string | undefined>(expression);
+  let t = main ? phaseStart() : 0;
+  const json =
+    (installedAt.get(frame) === url ? await text(collectCall(args, quietMs, watch)) : undefined) ??
+    (await text(collectInstall(args, quietMs, watch)));
+  installedAt.set(frame, url);
+  if (json === undefined) throw new Error('the page gave no read');
+  if (!main) return JSON.parse(json) as RawCollect | Busy;
+  t = phaseEnd('evaluate', t);
+  const raw = JSON.parse(json) as RawCollect | Busy;
+  phaseEnd('parse', t);
+  phaseFigure('payloadChars', json.length);
+  if (!isBusy(raw) && raw.timing) {
+    phaseFigure('inPageInstall', raw.timing[0]);
+    phaseFigure('inPageWalk', raw.timing[1]);
+  }
+  return raw;
+}
+
+/**
+ * A child frame whose document never committed (an aborted or blocked load) has no script context,
+ * and an evaluate in it waits forever: such a frame is left out rather than hanging the snapshot.
+ */
+const FRAME_WAIT_MS = 2000;
+export function withinTime<T>(work: Promise<T>): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), FRAME_WAIT_MS);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/** Slot key of each child frame's <iframe>, remembered: asking the browser costs round trips. */
+const frameKeys = new WeakMap<DriverFrame, number>();
+
+async function keyOf(frame: DriverFrame): Promise<number | undefined> {
+  const known = frameKeys.get(frame);
+  if (known !== undefined) return known;
+  try {
+    const handle = await frame.owner();
+    if (!handle) return undefined;
+    const key = await handle.call((e) => (e as Element & { __bfnKey?: number }).__bfnKey);
+    await handle.dispose();
+    if (key) frameKeys.set(frame, key);
+    return key;
+  } catch {
+    // Detached between listing and asking: simply not part of this snapshot.
+    return undefined;
+  }
+}
+
+const intersect = (a: FrameCollect['clip'], b: FrameCollect['clip']): FrameCollect['clip'] => {
+  const x = Math.max(a.x, b.x);
+  const y = Math.max(a.y, b.y);
+  const w = Math.max(0, Math.min(a.x + a.w, b.x + b.w) - x);
+  const h = Math.max(0, Math.min(a.y + a.h, b.y + b.h) - y);
+  return { x, y, w, h };
+};
+
+/**
+ * Walks every frame at once, then stitches them: each child frame goes under the <iframe> slot
+ * its parent's walk recorded, with offsets and visible area carried down.
+ */
+export async function collectAll(
+  page: PageDriver,
+  options: SnapshotOptions,
+  quietMs?: number,
+  watch?: string,
+): Promise<{ collected: FrameCollect[]; live: DriverFrame[] } | undefined> {
+  const main = page.mainFrame();
+  const others = options.frames === false ? [] : page.frames().filter((f) => f !== main);
+  const [mainRaw, ...childRaws] = await Promise.all([
+    collectFrame(main, options, true, quietMs, watch).catch((err: Error) => {
+      throw new SnapshotError(`could not read the page: ${err.message.split('\n')[0]}`);
+    }),
+    ...others.map((f) => withinTime(collectFrame(f, options, false).catch(() => undefined))),
+  ]);
+  const t = phaseStart();
+  // Only the top document's clock counts, as in `settle`.
+  if (isBusy(mainRaw)) return undefined;
+  if (mainRaw!.error) throw new SnapshotError(mainRaw!.error);
+  const rawOf = new Map<DriverFrame, RawCollect>();
+  others.forEach((f, i) => {
+    const raw = childRaws[i];
+    if (raw && !isBusy(raw)) rawOf.set(f, raw);
+  });
+  const viewport = page.viewport();
+  const collected: FrameCollect[] = [
+    {
+      raw: mainRaw!,
+      info: { index: 0, url: mainRaw!.url, xpath: '', offset: { x: 0, y: 0 } },
+      clip: { x: 0, y: 0, w: viewport.width, h: viewport.height },
+    },
+  ];
+  const live: DriverFrame[] = [main];
+  for (let at = 0; at < collected.length; at++) {
+    const parent = collected[at]!;
+    if (parent.raw.frames.length === 0) continue;
+    const children = live[at]!.children().filter((c) => rawOf.has(c));
+    const keys = await Promise.all(children.map(keyOf));
+    for (const slot of parent.raw.frames) {
+      const child = children[keys.indexOf(slot.key)];
+      if (!child) continue;
+      const offset = { x: parent.info.offset.x + slot.x, y: parent.info.offset.y + slot.y };
+      const raw = rawOf.get(child)!;
+      collected.push({
+        raw,
+        info: {
+          index: collected.length,
+          url: raw.url,
+          parent: at,
+          xpath: parent.info.xpath ? `${parent.info.xpath} >> ${slot.xpath}` : slot.xpath,
+          offset,
+        },
+        clip: intersect(parent.clip, { x: offset.x, y: offset.y, w: slot.w, h: slot.h }),
+        parentLine: slot.line,
+      });
+      live.push(child);
+    }
+  }
+  phaseEnd('frames', t);
+  return { collected, live };
+}
