@@ -147,12 +147,8 @@ export const PICTURE_QUALITY = 80;
 
 const sessions = new WeakMap<Page, Promise<CDPSession | undefined>>();
 
-/**
- * The viewport as the model's picture: JPEG straight from CDP in one round trip (Playwright's own
- * screenshot adds round trips for fonts, caret and scale that an iteration pays every time). One
- * session per page, kept; Playwright's JPEG when the page has no CDP (not Chromium).
- */
-export async function viewportPicture(page: Page): Promise<Buffer> {
+/** A CDP session of our own for the page (made once, kept); undefined when it has none (not Chromium). */
+function sessionOf(page: Page): Promise<CDPSession | undefined> {
   let session = sessions.get(page);
   if (!session) {
     session = page
@@ -161,26 +157,42 @@ export async function viewportPicture(page: Page): Promise<Buffer> {
       .catch(() => undefined);
     sessions.set(page, session);
   }
-  const cdp = await session;
-  if (!cdp) return page.screenshot({ type: 'jpeg', quality: PICTURE_QUALITY });
-  const { data } = await cdp.send('Page.captureScreenshot', { format: 'jpeg', quality: PICTURE_QUALITY });
-  return Buffer.from(data, 'base64');
+  return session;
 }
+
+type EvalReply = { exceptionDetails?: { text: string; exception?: { description?: string } } };
 
 /**
  * The viewport with markers (and a ring where the last coordinate click landed, when given), drawn,
- * pictured and removed in one pass; secrets masked as perception does.
+ * pictured and removed in one pass; secrets masked as perception does. Over a CDP session of our
+ * own: the overlay drawn by a bare `Runtime.evaluate` (Playwright's evaluate costs a few ms more a
+ * call: bench:scenarios-som), the viewport captured as JPEG in one round trip (Playwright's
+ * screenshot adds round trips for fonts, caret and scale), and the overlay's removal sent but not
+ * waited for: the runner reads the page again only after the model answers. Playwright's evaluate
+ * and JPEG screenshot when the page has no CDP (not Chromium).
  */
 export async function capturePicture(
   page: Page,
   snap: Snapshot,
   opts: { secrets?: Record<string, string>; marker?: { x: number; y: number } } = {},
 ): Promise<Picture> {
+  const cdp = await sessionOf(page);
+  const run = async (expression: string): Promise<unknown> => {
+    const reply = (await cdp!.send('Runtime.evaluate', { expression, returnByValue: true })) as EvalReply;
+    const ex = reply.exceptionDetails;
+    if (ex) throw new Error(`set-of-marks overlay: ${(ex.exception?.description ?? ex.text).split('\n')[0]}`);
+    return undefined;
+  };
+  const capture = async (): Promise<Uint8Array> => {
+    if (!cdp) return page.screenshot({ type: 'jpeg', quality: PICTURE_QUALITY });
+    const { data } = await cdp.send('Page.captureScreenshot', { format: 'jpeg', quality: PICTURE_QUALITY });
+    return Buffer.from(data, 'base64');
+  };
   const image = await setOfMarks(page, snap, {
     ...(opts.secrets ? { secrets: opts.secrets } : {}),
     ...(opts.marker ? { click: opts.marker } : {}),
-    capture: () => viewportPicture(page),
-    // The runner reads the page again only after the model's answer: the removal is long done.
+    ...(cdp ? { run } : {}),
+    capture,
     removeLater: true,
   });
   return { image, mediaType: 'image/jpeg', hash: hashPicture(image) };

@@ -1,7 +1,8 @@
 /**
  * The set-of-marks picture taken apart, for bench:scenarios-som: each part of `capturePicture`
  * done on its own and timed, on a page already read (its snapshot given). Per call it records:
- *  - `roundTrip`: an empty evaluate (the floor under every page call);
+ *  - `roundTrip`: an empty evaluate through Playwright (the floor under every page call), and
+ *    `roundTrip cdp` the same as a bare `Runtime.evaluate` on a CDP session;
  *  - `draw:<layer>`: the drawing call (wall), with `secrets` (secret-text lookup) and `insert`
  *    (building the overlay) as the page's own clock counts them, and `layout:<layer>` (the style
  *    recalc and layout the overlay causes, forced and timed in the page);
@@ -49,6 +50,7 @@ export async function splitPicture(
   const capture = (params: object) =>
     cdp.send('Page.captureScreenshot', params as never) as Promise<{ data: string }>;
   await timed(into, 'roundTrip', () => main.evaluate('0'));
+  await timed(into, 'roundTrip cdp', () => cdp.send('Runtime.evaluate', { expression: '0' }));
   const marks = marksFor(snap);
   for (const layer of ['elements', 'canvas'] as MarksLayer[]) {
     const inner = (await timed(into, `draw:${layer}`, () =>
