@@ -46,6 +46,7 @@ async function collectFrame(
   const text = (expression: string) =>
     frame.evaluateText ? frame.evaluateText(expression) : frame.evaluate<string | undefined>(expression);
   let t = main ? phaseStart() : 0;
+  const asked = t && performance.timeOrigin + t;
   const json =
     (installedAt.get(frame) === url ? await text(collectCall(args, quietMs, watch)) : undefined) ??
     (await text(collectInstall(args, quietMs, watch)));
@@ -53,12 +54,18 @@ async function collectFrame(
   if (json === undefined) throw new Error('the page gave no read');
   if (!main) return JSON.parse(json) as RawCollect | Busy;
   t = phaseEnd('evaluate', t);
+  const received = t && performance.timeOrigin + t;
   const raw = JSON.parse(json) as RawCollect | Busy;
   phaseEnd('parse', t);
   phaseFigure('payloadChars', json.length);
   if (!isBusy(raw) && raw.timing) {
-    phaseFigure('inPageInstall', raw.timing[0]);
-    phaseFigure('inPageWalk', raw.timing[1]);
+    const [install, walk, startedAt] = raw.timing;
+    phaseFigure('inPageInstall', install);
+    phaseFigure('inPageWalk', walk);
+    // Epoch clocks of two processes on one machine: good to a millisecond or so.
+    if (asked && startedAt) phaseFigure('inPageQueue', startedAt - asked);
+    if (startedAt && raw.sentAt) phaseFigure('inPageStringify', raw.sentAt - startedAt - install - walk);
+    if (received && raw.sentAt) phaseFigure('backToNode', received - raw.sentAt);
   }
   return raw;
 }

@@ -38,7 +38,15 @@ function toElement(
   xpath: string,
   lineText: string,
 ): SnapshotElement {
-  const [, packedRole, packedName, tag, , flags, url, rawBox, extra] = packed;
+  // Indexed, not destructured: array destructuring runs the iterator protocol in code not yet
+  // optimised, which is all of it on a process's first read.
+  const packedRole = packed[1];
+  const packedName = packed[2];
+  const tag = packed[3];
+  const flags = packed[5];
+  const url = packed[6];
+  const rawBox = packed[7];
+  const extra = packed[8];
   let role = packedRole;
   let name = packedName;
   if (flags & 8) {
@@ -143,7 +151,11 @@ export function assemble(
     const kids = childrenOf.get(frame.info.index) ?? [];
     const stack: number[] = [];
     frame.raw.lines.forEach((raw: RawLine, i) => {
-      const [depth, text, id, flags, top] = raw;
+      const depth = raw[0];
+      const text = raw[1];
+      const id = raw[2];
+      const flags = raw[3];
+      const top = raw[4];
       const d = baseDepth + depth;
       while (stack.length > 0 && (lines[stack[stack.length - 1]!]?.depth ?? -1) >= d) stack.pop();
       let el: SnapshotElement | undefined;
@@ -210,10 +222,10 @@ export function formatLine(line: TreeLine, el: SnapshotElement | undefined): str
   if (el.placeholder && el.placeholder !== name) out += ` placeholder=${quote(el.placeholder)}`;
   const checked = el.states.checked;
   if (checked !== undefined) out += checked === 'mixed' ? ' mixed' : checked ? ' checked' : ' unchecked';
-  for (const [key, yes, no] of STATE_WORDS) {
-    const v = el.states[key];
-    if (v === true) out += ` ${yes}`;
-    else if (v === false && no) out += ` ${no}`;
+  for (const words of STATE_WORDS) {
+    const v = el.states[words[0]];
+    if (v === true) out += ` ${words[1]}`;
+    else if (v === false && words[2]) out += ` ${words[2]}`;
   }
   if (el.options && el.options.length > 0) {
     const shown = el.options.slice(0, 15);

@@ -73,8 +73,12 @@ export interface RawCollect {
     semantic: number;
   };
   error?: string;
-  /** The page's own clock: [ms compiling and installing the collector (0 when it was there), ms walking]. */
-  timing?: [number, number];
+  /**
+   * The page's own clock: [ms installing the collector (0 when it was there), ms walking, epoch ms
+   * when the script started]; `sentAt`: epoch ms once the read was stringified.
+   */
+  timing?: [number, number, number];
+  sentAt?: number;
   /** Where the document's change count stood at this read, when its change notice was armed. */
   watch?: WatchMark;
 }

@@ -45,12 +45,19 @@ const arming = (watch: string | undefined): string =>
     : '';
 
 /**
+ * The read as JSON, with the time it left the page (epoch ms) as its last field, set after the
+ * rest was stringified: the caller can tell the stringify and the trip apart (read-phases.ts).
+ */
+const SEND =
+  "const json = JSON.stringify(r); return json.slice(0, -1) + ',\"sentAt\":' + (performance.timeOrigin + performance.now()) + '}';";
+
+/**
  * The collector is compiled once per document and kept on a non-enumerable global; later calls
  * send only the options. Results travel as one JSON string: Playwright's own value serialisation
  * is far slower on big results.
  */
 export const collectCall = (opts: CollectOptions, quietMs?: number, watch?: string): string =>
-  `(() => { ${busyCheck(quietMs)} const f = globalThis.__bfnCollect; if (!f) return undefined; const t0 = performance.now(); const r = f(${JSON.stringify(opts)}); r.timing = [0, performance.now() - t0]; ${arming(watch)} return JSON.stringify(r); })()`;
+  `(() => { ${busyCheck(quietMs)} const f = globalThis.__bfnCollect; if (!f) return undefined; const t0 = performance.now(); const r = f(${JSON.stringify(opts)}); r.timing = [0, performance.now() - t0, performance.timeOrigin + t0]; ${arming(watch)} ${SEND} })()`;
 
 /** What defines the collector in a document: built once per process (its sources never change). */
 let installer: string | undefined;
@@ -62,7 +69,7 @@ const installSource = (): string =>
 
 export const collectInstall = (opts: CollectOptions, quietMs?: number, watch?: string): string =>
   `(() => { ${busyCheck(quietMs)} const t0 = performance.now(); ${installSource()}
-    const t1 = performance.now(); const r = f(${JSON.stringify(opts)}); r.timing = [t1 - t0, performance.now() - t1]; ${arming(watch)} return JSON.stringify(r); })()`;
+    const t1 = performance.now(); const r = f(${JSON.stringify(opts)}); r.timing = [t1 - t0, performance.now() - t1, performance.timeOrigin + t0]; ${arming(watch)} ${SEND} })()`;
 
 export const resolveExpression = (chain: string, mark: boolean): string =>
   expression(resolveLocator, { chain, mark });

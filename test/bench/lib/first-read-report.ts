@@ -68,7 +68,6 @@ export function renderFirstReads(runs: FirstRead[]): string[] {
   );
   const phase = (k: string) => m((r) => r.phases[k] ?? Number.NaN);
   const fp = (k: string) => m((r) => r.firstPhases?.[k] ?? Number.NaN);
-  const inPage = (r: FirstRead) => (r.firstPhases.inPageInstall ?? 0) + (r.firstPhases.inPageWalk ?? 0);
   const NODE = ['driver', 'parse', 'frames', 'assemble', 'format', 'select', 'finish'];
   const accounted = (r: FirstRead) =>
     (r.firstPhases.evaluate ?? 0) + NODE.reduce((s, k) => s + (r.firstPhases[k] ?? 0), 0);
@@ -88,10 +87,12 @@ export function renderFirstReads(runs: FirstRead[]): string[] {
         ],
         ['    walk, in the page', fmt(fp('inPageWalk')), "page's clock"],
         [
-          '    the rest: CDP session, send, transfer',
-          fmt(m((r) => (r.firstPhases.evaluate ?? 0) - inPage(r))),
-          `${fmt(fp('payloadChars'))} chars back`,
+          '    waiting in the page before the script ran',
+          fmt(fp('inPageQueue')),
+          'send + compile + the page busy',
         ],
+        ['    stringify, in the page', fmt(fp('inPageStringify')), "page's clock"],
+        ['    back to Node', fmt(fp('backToNode')), `${fmt(fp('payloadChars'))} chars through the browser`],
         ['  JSON.parse of the payload', fmt(fp('parse')), 'Node'],
         ['  child frames stitched', fmt(fp('frames')), 'Node'],
         ['  ids + assemble', fmt(fp('assemble')), 'Node'],
