@@ -1,7 +1,7 @@
 /**
  * bench:scenarios-som — what set-of-marks mode adds to a scenario iteration on ordinary pages: the
  * marked viewport picture (markers drawn, screenshot, markers removed — `capturePicture`, as the
- * runner takes it: JPEG, the removal not waited for) after the snapshot, on the saved real-page
+ * runner takes it: fast PNG, the removal not waited for) after the snapshot, on the saved real-page
  * corpus (`../shared/corpus/forms`) at its capture viewport. Each page is read once (snapshot, not
  * timed) and pictured BENCH_REPEAT times (default 3); the first picture of each page is kept apart
  * (cold: the first screenshot of a page pays for its first composite). Target: p50 ≤ 60 ms.
@@ -105,7 +105,7 @@ for (const [name, xs] of [
 console.log(outcome.line());
 console.log(table(rows));
 console.log(
-  `markers cost (SoM picture p50 less the capture of an unchanged page, JPEG, p50): ${Math.round((s(all).p50 - s(parts.get('unchanged jpeg') ?? []).p50) * 10) / 10} ms; load average ${loadavg()
+  `markers cost (SoM picture p50 less the capture of an unchanged page, fast PNG, p50): ${Math.round((s(all).p50 - s(parts.get('unchanged png fast') ?? []).p50) * 10) / 10} ms; load average ${loadavg()
     .map((x) => x.toFixed(1))
     .join(
       ' ',

@@ -55,8 +55,8 @@ interface Decoded {
   data: Uint8Array;
 }
 /**
- * Every picture of the request, decoded by its declared media type: OpenAI image_url data URLs and
- * Anthropic base64 image blocks (the model picture is JPEG; a mislabelled one would not decode).
+ * Every picture of the request, decoded by its declared media type (PNG or JPEG): OpenAI image_url
+ * data URLs and Anthropic base64 image blocks (a mislabelled picture would not decode).
  */
 function pictures(r: RecordedRequest): Decoded[] {
   const out: Decoded[] = [];
@@ -121,14 +121,15 @@ describe('scenarios in set-of-marks mode', () => {
     const id = idInPrompt(first.text, 'button', 'Add red mug');
     expect(first.text).toMatch(/\[\d+\] textbox: Search/);
     expect(first.text).not.toContain('Terms of sale');
-    // The picture carries the marker: the id's label in the button colour at the box's top-left
-    // corner (above it), and the box's top edge in that colour (JPEG: sampled inside the strokes).
+    // The picture carries the marker: the button's box drawn in the button colour around it, and
+    // the id's label in that colour at the box's top-left corner (above it).
     const [png] = pictures(first);
-    expect(png!.mediaType).toBe('image/jpeg');
+    expect(png!.mediaType).toBe('image/png');
     expect([png!.width, png!.height]).toEqual([1280, 720]);
+    expect(near(rgb(png!, box.x + 0.5, box.y + box.height / 2), [0xe6, 0x19, 0x4b])).toBe(true);
+    expect(near(rgb(png!, box.x + box.width / 2, box.y + 0.5), [0xe6, 0x19, 0x4b])).toBe(true);
     for (const dy of [-12, -7, -3])
       expect(near(rgb(png!, box.x + 1.5, box.y + dy), [0xe6, 0x19, 0x4b])).toBe(true);
-    expect(near(rgb(png!, box.x + box.width / 2, box.y + 0.5), [0xe6, 0x19, 0x4b])).toBe(true);
     expect(id).toBeGreaterThan(0);
     // Without vision "som" the same page goes as text only, footer included.
     const textPage = await pageAt('/shop');
@@ -223,9 +224,9 @@ describe('scenarios in set-of-marks mode', () => {
     expect(result.status).toBe('passed');
     expect(seen).toHaveLength(4);
     expect(offered(seen[1]!)).toContain('"look"');
-    // The picture reaches each provider's wire as JPEG, declared so (it decodes as what it says).
+    // The picture reaches each provider's wire declared as what it is (it decodes as that type).
     const [pic] = pictures(seen[0]!);
-    expect([pic!.mediaType, pic!.width, pic!.height]).toEqual(['image/jpeg', 1280, 720]);
+    expect([pic!.mediaType, pic!.width, pic!.height]).toEqual(['image/png', 1280, 720]);
     // view_previous_screenshot: the picture iteration 1 started from, in the same conversation.
     expect(seen[2]!.images).toBe(2);
     expect(seen[2]!.text).toContain('The picture the previous iteration started from');

@@ -1,6 +1,7 @@
 /**
- * The set-of-marks picture is JPEG for the model (faster to encode, send and hash than PNG): its
- * media type must reach each provider's wire format as declared, through the real SDKs.
+ * A set-of-marks picture carries its media type (fast PNG today; JPEG was measured and may come
+ * back): whatever it declares must reach each provider's wire format as declared, bytes unchanged,
+ * through the real SDKs — not a PNG label on JPEG bytes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
