@@ -22,7 +22,17 @@ export interface FirstRead {
   axNodes: number;
   phases: Record<string, number>;
   profile: { totalMs: number; kinds: Record<string, number>; top: [string, number][] };
-  act: { ms: number; ok: boolean; by: string; message?: string; settleMs: number; snapshotMs: number };
+  act: {
+    ms: number;
+    /** The page reads inside the act (main-frame round trips and builds) and how many. */
+    readMs?: number;
+    reads?: number;
+    ok: boolean;
+    by: string;
+    message?: string;
+    settleMs: number;
+    snapshotMs: number;
+  };
 }
 
 export function firstReadOnce(largeUrl: string, formUrl: string): Promise<FirstRead> {
@@ -133,7 +143,9 @@ export function renderFirstReads(runs: FirstRead[]): string[] {
   out.push(`top self time (one run): ${mid.profile.top.map(([n, ms]) => `${n} ${ms}`).join(', ')}`);
   out.push(
     `act, first call in a fresh context on login.html (zero-token fill, settle included): ${fmt(m((r) => r.act.ms))} ms` +
-      ` (settle alone ${fmt(m((r) => r.act.settleMs))} ms, snapshot alone ${fmt(m((r) => r.act.snapshotMs))} ms);` +
+      ` (its page reads ${fmt(m((r) => r.act.readMs ?? Number.NaN))} ms in ${fmt(m((r) => r.act.reads ?? Number.NaN))} round trips,` +
+      ` the rest — waiting for quiet, matching, the fill and its checks — ${fmt(m((r) => r.act.ms - (r.act.readMs ?? 0)))} ms;` +
+      ` apart: settle ${fmt(m((r) => r.act.settleMs))} ms, snapshot ${fmt(m((r) => r.act.snapshotMs))} ms);` +
       ` ok ${runs.filter((r) => r.act.ok).length}/${runs.length}${mid.act.message ? ` — ${mid.act.message}` : ''}`,
   );
   return out;

@@ -125,9 +125,18 @@ await at.context.close();
 
 // 5. act on a form page: first call in a fresh context (settle + read + match + fill), and apart.
 at = await open(formUrl);
+// Inside the act, the page reads it makes (round trips, busy checks included, and builds) are
+// summed from read-phases; the rest is waiting for quiet, matching, the fill and its checks.
+const actRead = { ms: 0, reads: 0 };
+onReadPhase((phase, v) => {
+  if (phase === 'evaluate') actRead.reads++;
+  if (['evaluate', 'parse', 'frames', 'assemble', 'format', 'select', 'finish'].includes(phase))
+    actRead.ms += v;
+});
 const [actMs, actRes] = await timed(() =>
   act({ page: at.page, variables: {}, options: {} }, 'type "ada@example.com" into the email field'),
 );
+onReadPhase(undefined);
 await at.context.close();
 at = await open(formUrl);
 const [formSettleMs] = await timed(() => settle(at.page));
@@ -158,6 +167,8 @@ process.stdout.write(
     profile: profileByKind(profile),
     act: {
       ms: actMs,
+      readMs: r1(actRead.ms),
+      reads: actRead.reads,
       ok: actRes.success,
       by: actRes.resolvedBy,
       ...(actRes.success ? {} : { message: actRes.message }),
