@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { launchBrowser } from '../../lib/browser/launch.ts';
 import { snapshot } from '../../lib/perception/snapshot.ts';
+import { setOfMarks } from '../../lib/perception/som.ts';
 import { capturePicture, somPageText } from '../../lib/scenarios/som-mode.ts';
 import { CORPUS, corpusPages, offlineContext, requireCorpus } from './lib/corpus.ts';
 import { BenchOutcome } from './lib/outcome.ts';
@@ -52,6 +53,8 @@ const marks: number[] = [];
 const parts: Samples = new Map();
 /** Playwright's own PNG screenshot, what the runner took before (for comparison). */
 const playwright: number[] = [];
+/** The picture as the runner took it before (Playwright's evaluate, the removal waited for). */
+const before: number[] = [];
 let pictureTokens = 0;
 try {
   const context = await offlineContext(browser);
@@ -65,6 +68,15 @@ try {
         const t = performance.now();
         const pic = await capturePicture(page, snap);
         (i === 0 ? cold : warm).push(performance.now() - t);
+        const o = performance.now();
+        await setOfMarks(page, snap, {
+          capture: async () =>
+            Buffer.from(
+              (await cdp.send('Page.captureScreenshot', { format: 'png', optimizeForSpeed: true })).data,
+              'base64',
+            ),
+        });
+        before.push(performance.now() - o);
         await splitPicture(page, cdp, snap, parts);
         const w = performance.now();
         await page.screenshot({ type: 'png' });
@@ -93,6 +105,7 @@ for (const [name, xs] of [
   ['SoM picture, all (ms)', all],
   ['SoM picture, first of a page (ms)', cold],
   ['SoM picture, again (ms)', warm],
+  ['SoM picture as before: Playwright evaluate, removal waited (ms)', before],
   ...[...parts].map(([k, xs]) => [`  ${k}${k.includes('(') ? '' : ' (ms)'}`, xs] as const),
   ["Playwright's PNG screenshot, no markers (ms)", playwright],
   ['markers per picture', marks],
