@@ -61,6 +61,10 @@ export async function sampleSliceDeps(
       return { page: session.page, close: () => session.close() };
     },
     checkNavigation: (url) => assertNavigable(url, deps.policy),
+    // The served-HTML read goes through the same guard; a signed-in run stays in the browser.
+    ...(spec.mode === 'workflow'
+      ? { staticRead: { policy: deps.policy, authenticated: !!storageState } }
+      : {}),
     // Every line the sample's code logs names its run and sample.
     onThrottle: (url, retryAfter) =>
       throttledThenPaced(

@@ -11,6 +11,7 @@ import type { EvidenceStore, Json, RunStore } from '../store/ports.ts';
 import type { RunMemoryStore } from '../store/run-memory-ports.ts';
 import type { WorkflowStore } from '../store/workflow-ports.ts';
 import type { TaskSpec } from './task-spec.ts';
+import type { RunStaticRead } from './workflow-static.ts';
 
 /** The agent's task as lib/agent takes it (AgentTask). */
 export interface SliceTask {
@@ -85,6 +86,8 @@ export interface SliceDeps {
   /** The sample's page answered "too many requests": pause the host for the run and wait. */
   onThrottle?: OnThrottle;
   variables?: Record<string, string>;
+  /** Mode "workflow": a page may be read from its served HTML under this guard policy (absent: always the browser). */
+  staticRead?: RunStaticRead;
   /** Mode "workflow": where its versions are read, healed versions written and outcomes counted. */
   workflows?: WorkflowStore;
   log?: (event: { level: 'debug' | 'info' | 'warn'; msg: string; [k: string]: unknown }) => void;

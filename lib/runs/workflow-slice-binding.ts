@@ -22,6 +22,7 @@ import {
   saveEvidence,
 } from './slice-sample.ts';
 import { outputSignature, workflowUsage } from './workflow-sample-usage.ts';
+import { tryStaticRead } from './workflow-static.ts';
 import { inlineSubAgent } from './workflow-sub-agent.ts';
 import { loadVersion, writeBackHeals } from './workflow-versions.ts';
 
@@ -223,6 +224,49 @@ async function runFallback(
   return state;
 }
 
+/** The workflow's nodes for this slice in a fresh page of the sample's context (auth profile loaded). */
+async function browserPart(
+  state: WorkflowSampleState,
+  start: WorkflowState,
+  workflow: Workflow,
+  deps: SliceDeps,
+  opts: { deadline: number; maxSteps?: number },
+  saved: { key: string; sha256: string }[],
+): Promise<WorkflowState> {
+  const { page, close } = await deps.newPage();
+  let run = start;
+  try {
+    // A later slice has a fresh browser: it continues on the page the last one left.
+    if (run.steps > 0 && /^https?:/.test(run.url)) {
+      await deps.checkNavigation?.(run.url);
+      await page.goto(run.url, { waitUntil: 'load' });
+    }
+    const wdeps: WorkflowDeps = {
+      page,
+      ...(deps.llm ? { llm: deps.llm } : {}),
+      ...(deps.variables ? { variables: deps.variables } : {}),
+      ...(deps.checkNavigation ? { checkNavigation: deps.checkNavigation } : {}),
+      ...(deps.log ? { log: deps.log } : {}),
+      // Listed on the state when the slice ends, beside the node results that name them.
+      saveEvidence: async (file, body, contentType) => {
+        const ref = await putEvidence(state, deps, file, body, contentType);
+        saved.push(ref);
+        return ref;
+      },
+      runAgent: inlineSubAgent(state, deps, () => page.url()),
+    };
+    const limit = opts.maxSteps === undefined ? {} : { maxNodes: opts.maxSteps };
+    const before = run.steps;
+    run = await runWorkflowSlice(workflow, run, wdeps, { deadline: opts.deadline, ...limit });
+    // Always at least one node per slice: a slice that could not start one would repeat forever.
+    if (run.status === 'running' && run.steps === before)
+      run = await runWorkflowSlice(workflow, run, wdeps, { maxNodes: 1 });
+  } finally {
+    await close();
+  }
+  return run;
+}
+
 /** One slice of the workflow on a fresh page of the sample's context. */
 async function runWorkflowPart(
   state: WorkflowSampleState,
@@ -262,37 +306,32 @@ async function runWorkflowPart(
     }
   }
   const saved: { key: string; sha256: string }[] = [];
-  const { page, close } = await deps.newPage();
   let run = state.run;
-  try {
-    // A later slice has a fresh browser: it continues on the page the last one left.
-    if (run.steps > 0 && /^https?:/.test(run.url)) {
-      await deps.checkNavigation?.(run.url);
-      await page.goto(run.url, { waitUntil: 'load' });
-    }
-    const wdeps: WorkflowDeps = {
-      page,
-      ...(deps.llm ? { llm: deps.llm } : {}),
-      ...(deps.variables ? { variables: deps.variables } : {}),
-      ...(deps.checkNavigation ? { checkNavigation: deps.checkNavigation } : {}),
-      ...(deps.log ? { log: deps.log } : {}),
-      // Listed on the state when the slice ends, beside the node results that name them.
-      saveEvidence: async (file, body, contentType) => {
-        const ref = await putEvidence(state, deps, file, body, contentType);
-        saved.push(ref);
-        return ref;
-      },
-      runAgent: inlineSubAgent(state, deps, () => page.url()),
-    };
-    const limit = opts.maxSteps === undefined ? {} : { maxNodes: opts.maxSteps };
-    const before = run.steps;
-    run = await runWorkflowSlice(workflow, run, wdeps, { deadline: opts.deadline, ...limit });
-    // Always at least one node per slice: a slice that could not start one would repeat forever.
-    if (run.status === 'running' && run.steps === before)
-      run = await runWorkflowSlice(workflow, run, wdeps, { maxNodes: 1 });
-  } finally {
-    await close();
-  }
+  // A fresh sample of a workflow marked readable from its served HTML is read without a browser.
+  const attempt =
+    run.steps === 0 && deps.staticRead
+      ? await tryStaticRead(
+          workflow,
+          {
+            tenant: state.tenant,
+            runId: state.runId,
+            sampleId: state.sampleId,
+            workflowId: ref.id,
+            inputs: state.input,
+            url: state.url,
+          },
+          { ...deps.staticRead, ...(deps.variables ? { variables: deps.variables } : {}) },
+        )
+      : undefined;
+  if (attempt?.path === 'browser' && attempt.why)
+    deps.log?.({ level: 'info', msg: 'read in the browser, not from the served HTML', why: attempt.why });
+  if (attempt?.path === 'static-html') run = attempt.state;
+  else run = await browserPart(state, run, workflow, deps, opts, saved);
+  if (attempt?.path === 'browser' && attempt.compare && run.status === 'done' && !attempt.compare(run.data))
+    deps.log?.({
+      level: 'warn',
+      msg: 'the served HTML read differently from the browser: the rest of the run is read in the browser',
+    });
   state.run = run;
   state.evidence.push(...saved);
   mirrorRun(state);
