@@ -8,6 +8,7 @@ import {
   toLocator,
 } from '../perception/locate.ts';
 import type { Snapshot } from '../perception/types.ts';
+import { fastFill } from './fast-fill.ts';
 import { classifyError, describeTarget, substitute } from './helpers.ts';
 import { watchNavigation } from './navigation-watch.ts';
 import { fastPointer, isChecked } from './pointer.ts';
@@ -189,8 +190,9 @@ async function run(page: PageDriver, action: Action, ctx: ExecuteContext, notes:
       const text = args[0]!;
       if (el) {
         await assertFits(el.element, text, shown);
-        if (action.method === 'fill') await el.element.fill(text, { timeoutMs: timeout });
-        else {
+        if (action.method === 'fill') {
+          if (!(await fastFill(page, el.element, text))) await el.element.fill(text, { timeoutMs: timeout });
+        } else {
           await el.element.focus();
           await page.keyboard.type(text);
         }
