@@ -7,6 +7,7 @@
  */
 import { CdpElement, CdpFrame, type FrameHost } from './cdp-frame.ts';
 import { CdpKeyboard, CdpMouse } from './cdp-input.ts';
+import { answerPaused, pauseRequests, stopPausing } from './cdp-intercept.ts';
 import { CdpLoads } from './cdp-loads.ts';
 import { type CdpConnection, CdpSession } from './cdp-session.ts';
 import {
@@ -147,7 +148,7 @@ export class CdpPageDriver implements PageDriver, FrameHost {
       if (mine(sid)) this.#loads.responded(p, this.#mainId);
     });
     c.on('Fetch.requestPaused', (p, sid) => {
-      if (mine(sid)) void this.#paused(this.#sessions.get(sid!)!, p);
+      if (mine(sid)) void answerPaused(this.#sessions.get(sid!)!, p, this.#hook);
     });
     c.on('Target.attachedToTarget', (p, sid) => {
       if (!mine(sid)) return;
@@ -257,28 +258,6 @@ export class CdpPageDriver implements PageDriver, FrameHost {
 
   #emit(change: PageChange): void {
     for (const l of [...this.#listeners]) l(change);
-  }
-
-  async #paused(s: CdpSession, p: P): Promise<void> {
-    const request = p.request as { url: string; method: string };
-    let verdict: Awaited<ReturnType<RequestHook>> = { allow: true };
-    try {
-      if (this.#hook)
-        verdict = await this.#hook({
-          url: request.url,
-          method: request.method,
-          resourceType: p.resourceType as string,
-          navigation: p.resourceType === 'Document',
-          redirect: p.redirectedRequestId !== undefined,
-          ...(p.frameId ? { frameId: p.frameId as string } : {}),
-        });
-    } catch {
-      verdict = { allow: false, reason: 'the guard could not check the request' };
-    }
-    const requestId = p.requestId as string;
-    if (verdict.allow) await s.send('Fetch.continueRequest', { requestId }).catch(() => undefined);
-    else
-      await s.send('Fetch.failRequest', { requestId, errorReason: 'BlockedByClient' }).catch(() => undefined);
   }
 
   /** HTTP status of the main frame's document; undefined for one loaded before we attached. */
@@ -403,19 +382,10 @@ export class CdpPageDriver implements PageDriver, FrameHost {
 
   async interceptRequests(hook: RequestHook): Promise<() => Promise<void>> {
     this.#hook = hook;
-    const enable = (s: CdpSession) => s.send('Fetch.enable', { patterns: [{ urlPattern: '*' }] });
-    // The page's own session must take the hook (else the call fails); a frame or worker that is
-    // going away may not, and its requests go with it.
-    await Promise.all(
-      [...this.#sessions.values()].map((s) =>
-        s === this.session ? enable(s) : enable(s).catch(() => undefined),
-      ),
-    );
+    await pauseRequests(this.#sessions.values(), this.session);
     return async () => {
       this.#hook = undefined;
-      await Promise.all(
-        [...this.#sessions.values()].map((s) => s.send('Fetch.disable').catch(() => undefined)),
-      );
+      await stopPausing(this.#sessions.values());
     };
   }
 
