@@ -7,6 +7,7 @@
  */
 import type { Page } from 'playwright-core';
 import { z } from 'zod';
+import { type CompileOptions, dataNode } from './compile-extract.ts';
 import {
   Aliases,
   CompileError,
@@ -16,12 +17,11 @@ import {
   pinnedNode,
   type RecordedAction,
 } from './compile-steps.ts';
-
-import { deriveExtractor } from './extractor.ts';
 import { type LocatorCandidate, LocatorCandidateSchema, type Workflow, type WorkflowNode } from './schema.ts';
-import { type StaticCheckOptions, staticShape, withStaticCheck } from './static-read.ts';
+import { staticShape, withStaticCheck } from './static-read.ts';
 
 export { type ActRecord, compileActs } from './compile-acts.ts';
+export { type CompileOptions, compileExtractSample, type ExtractSample } from './compile-extract.ts';
 export { CompileError } from './compile-steps.ts';
 
 const Recorded = z.object({
@@ -88,43 +88,6 @@ const NOT_REPLAYABLE = new Set([
   'fail',
   'step_done',
 ]);
-
-/** The extraction node: a verified deterministic extractor when the page allows, else the model's. */
-async function dataNode(
-  alias: string,
-  data: Record<string, unknown>,
-  instruction: string,
-  schema: Record<string, unknown> | undefined,
-  page: Page | undefined,
-): Promise<{ node: WorkflowNode; why?: string }> {
-  const derived = page
-    ? await deriveExtractor(page, data, schema)
-    : { ok: false as const, reason: 'no page to check selectors on' };
-  if (derived.ok)
-    return {
-      node: {
-        alias,
-        description: 'read the data with the selectors checked on the recorded page',
-        type: 'browser_query',
-        config: {
-          method: 'extract',
-          extractor: derived.extractor,
-          instruction,
-          ...(schema ? { schema } : {}),
-          store_variable: true,
-        },
-      },
-    };
-  return {
-    node: {
-      alias,
-      description: `the model reads the data (no extractor: ${derived.reason})`,
-      type: 'browser_ai_query',
-      config: { method: 'extract', instruction, ...(schema ? { schema } : {}), store_variable: true },
-    },
-    why: derived.reason,
-  };
-}
 
 /** The element a computer-use click was recorded on, as a pinned target's identity and candidates. */
 function pointerTarget(target: unknown, step: number): Omit<RecordedAction, 'method' | 'urlBefore'> {
@@ -346,61 +309,4 @@ export async function compileAgentSample(
   return opts.staticCheck && opts.page && staticShape(compiled).ok
     ? withStaticCheck(compiled, opts.page, opts.staticCheck)
     : compiled;
-}
-
-export interface ExtractSample {
-  url: string;
-  instruction: string;
-  schema?: Record<string, unknown>;
-  /** What the model returned on the page. */
-  data: unknown;
-  status?: string;
-  input?: Record<string, string>;
-  name?: string;
-  runId?: string;
-  sampleId?: string;
-}
-
-export interface CompileOptions {
-  /**
-   * Check whether replay can read the page without a browser (static-read.ts): the extractors on
-   * the served HTML, fetched under this guard policy, against `page`. Absent: not checked.
-   */
-  staticCheck?: StaticCheckOptions;
-}
-
-/** An extract-mode sample → navigate + extractor (verified on `page`, showing the sample's URL). */
-export async function compileExtractSample(
-  page: Page,
-  sample: ExtractSample,
-  opts: CompileOptions = {},
-): Promise<Workflow> {
-  if (sample.status && sample.status !== 'done')
-    throw new CompileError(
-      `sample ${sample.sampleId ?? ''} did not succeed (status ${sample.status}); only a successful sample compiles`,
-    );
-  if (!sample.data || typeof sample.data !== 'object' || Array.isArray(sample.data))
-    throw new CompileError('the sample has no data object to compile an extraction from');
-  const lifter = new InputLifter(sample.input ?? {});
-  const { node } = await dataNode(
-    'data',
-    sample.data as Record<string, unknown>,
-    sample.instruction,
-    sample.schema,
-    page,
-  );
-  const nodes = [navigateNode('open_page', lifter.url(sample.url), 'open the page'), node];
-  const compiled = finish({
-    name: sample.name ?? `extraction: ${sample.instruction.slice(0, 80)}`,
-    version: 1,
-    inputs: lifter.inputs,
-    nodes,
-    source: {
-      kind: 'extract',
-      ...(sample.runId ? { runId: sample.runId } : {}),
-      ...(sample.sampleId ? { sampleId: sample.sampleId } : {}),
-      url: sample.url,
-    },
-  });
-  return opts.staticCheck ? withStaticCheck(compiled, page, opts.staticCheck) : compiled;
 }
