@@ -719,9 +719,16 @@ const listSome = (xs: string[], n = 12) =>
 /** The first-read profile, one fresh process at a time; printed with its JSON line. */
 async function firstReads(base: string): Promise<FirstRead[]> {
   const runs: FirstRead[] = [];
+  // Alternated, so a change in the machine's load falls on both kinds alike.
   for (let i = 0; i < FIRST_RUNS; i++)
-    runs.push(await firstReadOnce(urlOf(base, '/large.html'), urlOf(base, '/login.html')));
-  log(`first read: ${runs.map((r) => r.firstMs).join(', ')} ms; AX ${runs.map((r) => r.axMs).join(', ')} ms`);
+    for (const rendered of [false, true])
+      runs.push(await firstReadOnce(urlOf(base, '/large.html'), urlOf(base, '/login.html'), rendered));
+  for (const rendered of [false, true]) {
+    const some = runs.filter((r) => !!r.rendered === rendered);
+    log(
+      `first read${rendered ? ' (rendered page)' : ''}: ${some.map((r) => r.firstMs).join(', ')} ms; AX ${some.map((r) => r.axMs).join(', ')} ms`,
+    );
+  }
   return runs;
 }
 

@@ -16,6 +16,12 @@
  *   ax         the first `Accessibility.getFullAXTree` in a fresh context, same page;
  *   act        the first zero-token `act` on the form page in a fresh context (settle included),
  *              next to a bare settle and a bare snapshot of that page.
+ *
+ * With a third argument `rendered`, every page is left to finish its first frame (style, layout,
+ * paint) after `load` before anything is timed. Served from loopback in one piece, the large page is
+ * parsed whole before its first layout (~60–80 ms here), and whichever read comes first pays it —
+ * ours and the bare AX call alike. A page loaded over a network is usually laid out while it loads;
+ * this mode measures the reads on such a page.
  */
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
 import { newJobContext, newPage } from '../../../lib/browser/context.ts';
@@ -37,8 +43,9 @@ await import(new URL('../../../lib/browser/playwright-driver.ts', import.meta.ur
 // map to capture its stack (~45 ms of the first read, measured). Off, as deployed.
 process.setSourceMapsEnabled(false);
 
-const [largeUrl, formUrl] = process.argv.slice(2);
-if (!largeUrl || !formUrl) throw new Error('usage: first-read.ts <large url> <form url>');
+const [largeUrl, formUrl, mode] = process.argv.slice(2);
+if (!largeUrl || !formUrl) throw new Error('usage: first-read.ts <large url> <form url> [rendered]');
+const rendered = mode === 'rendered';
 const r1 = (x: number) => Math.round(x * 10) / 10;
 const timed = async <T>(f: () => Promise<T>): Promise<[number, T]> => {
   const t0 = performance.now();
@@ -47,10 +54,27 @@ const timed = async <T>(f: () => Promise<T>): Promise<[number, T]> => {
 };
 
 const browser = await launchBrowser();
+
+/**
+ * In `rendered` mode, waits for the page's next frame to be done: a task posted from a frame
+ * callback runs after that frame's style, layout and paint. Over a CDP session of its own, so no
+ * helper the reads use is set up by it.
+ */
+async function afterLoad(context: BrowserContext, page: Page): Promise<void> {
+  if (!rendered) return;
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Runtime.evaluate', {
+    expression: 'new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)))',
+    awaitPromise: true,
+  });
+  await cdp.detach();
+}
+
 const open = async (url: string): Promise<{ context: BrowserContext; page: Page }> => {
   const context = await newJobContext(browser);
   const page = await newPage(context);
   await page.goto(url, { waitUntil: 'load' });
+  await afterLoad(context, page);
   return { context, page };
 };
 
@@ -60,6 +84,7 @@ const [contextMs, fresh] = await timed(async () => {
   return { context, page: await newPage(context) };
 });
 const [loadMs] = await timed(() => fresh.page.goto(largeUrl, { waitUntil: 'load' }));
+await afterLoad(fresh.context, fresh.page);
 let at = fresh;
 const firstPhases: Record<string, number> = {};
 onReadPhase((phase, v) => {
@@ -145,6 +170,7 @@ await at.context.close();
 
 process.stdout.write(
   `${JSON.stringify({
+    rendered,
     nodes: firstSnap.stats.nodes,
     firstMs,
     contextMs,
