@@ -48,11 +48,16 @@ export function throttledBy(
   return undefined;
 }
 
+/** What a site that asks us to slow down (see throttledBy) said, in a result's words. */
+export const throttleReason = (status: number): string =>
+  status === 429
+    ? 'the site answered HTTP 429 (too many requests)'
+    : `the site answered HTTP ${status} and asked us to come back later (Retry-After)`;
+
 /** Why a loaded page has nothing to work on (`pageGone`, or a site still asking us to come back later). */
 export function pageUnusable(response: Response, urlNow: string): string | undefined {
   const status = response.status();
-  if (status === 503 && throttledBy(status, response.headers()))
-    return 'the site answered HTTP 503 and asked us to come back later (Retry-After)';
+  if (status === 503 && throttledBy(status, response.headers())) return throttleReason(status);
   return pageGone(status, response.url(), urlNow);
 }
 

@@ -36,6 +36,8 @@ export type StaticFetchResult =
       /** `blocked`: the guard refused an address; `http`: the answer was not a 2xx HTML page. */
       kind: 'blocked' | 'http' | 'limit' | 'network';
       status?: number;
+      /** A non-2xx answer's Retry-After, as sent (a 429 or 503 asking us to come back later). */
+      retryAfter?: string;
     };
 
 export const STATIC_USER_AGENT =
@@ -143,6 +145,7 @@ export async function fetchHtml(url: string, opts: StaticFetchOptions): Promise<
           kind: 'http',
           status: res.statusCode,
           reason: `${current} answered ${res.statusCode}`,
+          ...(header('retry-after') !== undefined ? { retryAfter: header('retry-after') } : {}),
         };
       }
       if (!HTML.test(type)) {

@@ -246,6 +246,7 @@ async function browserPart(
       ...(deps.llm ? { llm: deps.llm } : {}),
       ...(deps.variables ? { variables: deps.variables } : {}),
       ...(deps.checkNavigation ? { checkNavigation: deps.checkNavigation } : {}),
+      ...(deps.onThrottle ? { onThrottle: deps.onThrottle } : {}),
       ...(deps.log ? { log: deps.log } : {}),
       // Listed on the state when the slice ends, beside the node results that name them.
       saveEvidence: async (file, body, contentType) => {
@@ -320,9 +321,15 @@ async function runWorkflowPart(
             inputs: state.input,
             url: state.url,
           },
-          { ...deps.staticRead, ...(deps.variables ? { variables: deps.variables } : {}) },
+          {
+            ...deps.staticRead,
+            ...(deps.variables ? { variables: deps.variables } : {}),
+            ...(deps.onThrottle ? { onThrottle: deps.onThrottle } : {}),
+          },
         )
       : undefined;
+  if (attempt?.path === 'refused')
+    return workflowFailed(state, deps, opts, `could not open ${state.url}: ${attempt.why}`);
   if (attempt?.path === 'browser' && attempt.why)
     deps.log?.({ level: 'info', msg: 'read in the browser, not from the served HTML', why: attempt.why });
   if (attempt?.path === 'static-html') run = attempt.state;

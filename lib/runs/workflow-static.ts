@@ -6,6 +6,7 @@
  * browser as well — the first difference turns the served-HTML path off for that run in this process.
  */
 import type { GuardPolicy } from '../browser/guard-policy.ts';
+import type { OnThrottle } from '../browser/navigate.ts';
 import { redactText } from '../perception/redact.ts';
 import type { Workflow } from '../workflows/schema.ts';
 import { replayStatic, StaticGate, staticReadable } from '../workflows/static-read.ts';
@@ -36,7 +37,9 @@ export type StaticAttempt =
   /** Read from the served HTML: `state` is the finished workflow state. */
   | { path: 'static-html'; state: WorkflowState }
   /** Read it in the browser; `compare` (a re-check) takes the browser's data once it is done. */
-  | { path: 'browser'; why?: string; compare?: (browserData: unknown) => boolean };
+  | { path: 'browser'; why?: string; compare?: (browserData: unknown) => boolean }
+  /** The site kept asking us to come back later: the sample fails saying so, with no browser asking again. */
+  | { path: 'refused'; why: string };
 
 export async function tryStaticRead(
   workflow: Workflow,
@@ -48,7 +51,11 @@ export async function tryStaticRead(
     inputs: Record<string, string>;
     url: string;
   },
-  opts: RunStaticRead & { variables?: Record<string, string>; signal?: AbortSignal },
+  opts: RunStaticRead & {
+    variables?: Record<string, string>;
+    signal?: AbortSignal;
+    onThrottle?: OnThrottle;
+  },
 ): Promise<StaticAttempt> {
   if (!staticReadable(workflow)) return { path: 'browser' };
   const gate = gateFor(`${init.tenant}\u0000${init.runId}`, opts.recheckEvery ?? 50);
@@ -58,8 +65,10 @@ export async function tryStaticRead(
     authenticated: opts.authenticated,
     ...(opts.variables ? { variables: opts.variables } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(opts.onThrottle ? { onThrottle: opts.onThrottle } : {}),
   });
-  if (!got.ok) return { path: 'browser', why: got.reason };
+  if (!got.ok)
+    return got.refused ? { path: 'refused', why: got.reason } : { path: 'browser', why: got.reason };
   if (!gate.recheckNow()) return { path: 'static-html', state: got.state };
   const page = redactText(init.url, opts.variables);
   return {

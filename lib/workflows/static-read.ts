@@ -14,6 +14,7 @@
  */
 import type { Page } from 'playwright-core';
 import type { GuardPolicy } from '../browser/guard-policy.ts';
+import { type OnThrottle, throttledBy, throttleReason } from '../browser/navigate.ts';
 import { fetchHtml } from '../browser/static-fetch.ts';
 import { emptyUsage } from '../llm/types.ts';
 import { redactText } from '../perception/redact.ts';
@@ -164,9 +165,23 @@ export interface StaticReplayOptions {
    * the browser sends, so the page is read in the browser (never a logged-out read passed off as data).
    */
   authenticated?: boolean;
+  /**
+   * The run's pacing (runs/host-pacing.ts): a site that answers "too many requests" has its host
+   * paused and is asked again once the pause is over. Absent: such an answer is a miss like any other.
+   */
+  onThrottle?: OnThrottle;
 }
 
-export type StaticReplay = { ok: true; state: WorkflowState } | { ok: false; reason: string };
+export type StaticReplay =
+  | { ok: true; state: WorkflowState }
+  /**
+   * `refused`: the site kept asking us to come back later (or there was no time left to wait):
+   * the browser would be turned away alike, so the page is not asked for again now.
+   */
+  | { ok: false; reason: string; refused?: boolean };
+
+/** Tries a throttled fetch again at most this many times, as the browser's paced load does. */
+const THROTTLE_RETRIES = 3;
 
 const result = (node: WorkflowNode, output: Json, ms: number): NodeResult => ({
   alias: node.alias,
@@ -198,7 +213,20 @@ export async function replayStatic(
   const { url } = fillTemplates(shape.navigate.config, scopeOf(state), NOT_TEMPLATES) as { url: string };
   if (SECRET.test(url)) return { ok: false, reason: 'the URL holds a secret: read in the browser' };
   const started = performance.now();
-  const got = await fetchHtml(url, { policy: opts.policy, ...(opts.signal ? { signal: opts.signal } : {}) });
+  const fetchOnce = () =>
+    fetchHtml(url, { policy: opts.policy, ...(opts.signal ? { signal: opts.signal } : {}) });
+  let got = await fetchOnce();
+  for (let i = 0; ; i++) {
+    if (got.ok || got.status === undefined) break;
+    const throttle = throttledBy(
+      got.status,
+      got.retryAfter !== undefined ? { 'retry-after': got.retryAfter } : {},
+    );
+    if (!throttle || !opts.onThrottle) break;
+    if (i === THROTTLE_RETRIES || !(await opts.onThrottle(url, throttle.retryAfter)))
+      return { ok: false, reason: throttleReason(got.status), refused: true };
+    got = await fetchOnce();
+  }
   if (!got.ok) return { ok: false, reason: scrub(got.reason) };
   applyResult(
     workflow,

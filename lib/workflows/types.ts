@@ -4,6 +4,7 @@
  * step function over `WorkflowState`; browser, model and storage arrive through `WorkflowDeps`.
  */
 import type { Page } from 'playwright-core';
+import type { OnThrottle } from '../browser/navigate.ts';
 import type { LlmClient, Usage } from '../llm/types.ts';
 import type { Json, JsonObject } from '../store/ports.ts';
 import type {
@@ -169,6 +170,8 @@ export interface WorkflowDeps {
   /** Secrets: `%name%` in values is filled at the last step; never logged, stored or sent to a model. */
   variables?: Record<string, string>;
   checkNavigation?: (url: string) => Promise<void>;
+  /** A run's pacing: a site answering "too many requests" pauses its host, and is asked again after. */
+  onThrottle?: OnThrottle;
   /** Saves evidence (screenshots, heal records); returns the stored key and hash. */
   saveEvidence?: (
     file: string,

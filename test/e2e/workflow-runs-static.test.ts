@@ -17,7 +17,7 @@ import { agentSliceRunner } from '../../lib/runs/agent-slice-binding.ts';
 import { runHandlers } from '../../lib/runs/handlers.ts';
 import { startLocalRun } from '../../lib/runs/local-runner.ts';
 import { createRun } from '../../lib/runs/run-records.ts';
-import { parseTaskSpec } from '../../lib/runs/task-spec.ts';
+import { parseTaskSpec, rateBucketKey } from '../../lib/runs/task-spec.ts';
 import { LocalEvidenceStore } from '../../lib/store/local-evidence-store.ts';
 import { LocalRunStore } from '../../lib/store/local-run-store.ts';
 import { LocalWorkflowStore } from '../../lib/store/local-workflow-store.ts';
@@ -63,7 +63,7 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-async function runOn(ids: number[]) {
+async function runOn(ids: number[], opts: { query?: string; workflow?: Workflow } = {}) {
   const runStore = new LocalRunStore(join(dir, 'runs'));
   const evidence = new LocalEvidenceStore(join(dir, 'evidence'));
   const input = await createRun(runStore, evidence, {
@@ -71,10 +71,14 @@ async function runOn(ids: number[]) {
     spec: parseTaskSpec({
       goal: 'read the chair',
       mode: 'workflow',
-      workflow: workflow as unknown as JsonObject,
+      workflow: (opts.workflow ?? workflow) as unknown as JsonObject,
       concurrency: 1,
     }),
-    samples: ids.map((id) => ({ sampleId: `p${id}`, url: `${shop.url}/p/${id}`, input: {} })),
+    samples: ids.map((id) => ({
+      sampleId: `p${id}`,
+      url: `${shop.url}/p/${id}${opts.query ?? ''}`,
+      input: {},
+    })),
   });
   const contexts = vi.spyOn(browser, 'newContext');
   try {
@@ -93,7 +97,7 @@ async function runOn(ids: number[]) {
       { retryPauseMs: 1 },
     ).result;
     const results = await runStore.listResults('t', input.runId);
-    return { results, contexts: contexts.mock.calls.length };
+    return { results, contexts: contexts.mock.calls.length, runStore };
   } finally {
     contexts.mockRestore();
   }
@@ -123,5 +127,36 @@ describe('mode "workflow" reads from the served HTML', () => {
       expect(r.data).toEqual({ data: want(Number(r.sampleId.slice(1))) });
     }
     expect(contexts).toBe(ids.length);
+  });
+
+  it('a site answering 429 to the served-HTML read pauses its host and is asked again after Retry-After, not at once by the browser', async () => {
+    shop.setMode('ssr');
+    const { results, runStore } = await runOn([21], { query: '?busy=1' });
+    expect(results[0]?.status, results[0]?.reason).toBe('done');
+    expect(results[0]?.data).toEqual({ data: want(21) });
+    const host = `127.0.0.1:${shop.port}`;
+    expect(await runStore.bucketPausedUntil(rateBucketKey('t', host))).toBeGreaterThan(0);
+    // The 429, the served HTML once the pause was over, and the first page's re-check in the browser.
+    expect(shop.hits.filter((h) => h === '/p/21?busy=1')).toHaveLength(3);
+  });
+
+  it('a site that keeps answering 429 fails the sample saying so, asked 4 times and never by a browser', async () => {
+    shop.setMode('ssr');
+    const { results, contexts } = await runOn([22], { query: '?busy=99' });
+    expect(results[0]?.status).toBe('failed');
+    expect(results[0]?.reason).toContain('HTTP 429 (too many requests)');
+    expect(results[0]?.data ?? null).toBeNull();
+    expect(shop.hits.filter((h) => h === '/p/22?busy=99')).toHaveLength(4);
+    expect(contexts).toBe(0);
+  });
+
+  it("in the browser too (static read off): the workflow's page load waits out a 429 and reads the page", async () => {
+    shop.setMode('ssr');
+    const off = { ...workflow, staticRead: { ...workflow.staticRead!, enabled: false } } as Workflow;
+    const { results, runStore } = await runOn([23], { query: '?busy=1', workflow: off });
+    expect(results[0]?.status, results[0]?.reason).toBe('done');
+    expect(results[0]?.data).toEqual({ data: want(23) });
+    expect(await runStore.bucketPausedUntil(rateBucketKey('t', `127.0.0.1:${shop.port}`))).toBeGreaterThan(0);
+    expect(shop.hits.filter((h) => h === '/p/23?busy=1')).toHaveLength(2);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * A small shop on 127.0.0.1 for the static-read tests: `/p/<id>` serves a product page either with
  * its data in the served HTML (`ssr`) or filled in by script after load (`script`, the HTML holds
- * empty slots); a gzipped page and a gzip bomb; plus the odd answers a static fetch must not take as a page (a redirect, JSON, a
+ * empty slots), and with `?busy=N` answers its first N requests 429 (Retry-After: 1); a gzipped page and a gzip bomb; plus the odd answers a static fetch must not take as a page (a redirect, JSON, a
  * 404, a page over the size limit, a server that never answers). Every request is counted.
  */
 import http from 'node:http';
@@ -71,6 +71,7 @@ export async function startStaticShop(): Promise<StaticShop> {
     hits: [] as string[],
     lastHeaders: undefined as http.IncomingHttpHeaders | undefined,
   };
+  const asked = new Map<string, number>();
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://shop.local');
     shop.hits.push(url.pathname + url.search);
@@ -80,6 +81,16 @@ export async function startStaticShop(): Promise<StaticShop> {
       res.end(body);
     };
     const m = /^\/p\/(\d+)$/.exec(url.pathname);
+    const busy = Number(url.searchParams.get('busy') ?? 0);
+    if (m && busy > 0) {
+      const key = url.pathname + url.search;
+      const seen = (asked.get(key) ?? 0) + 1;
+      asked.set(key, seen);
+      if (seen <= busy) {
+        res.writeHead(429, { 'content-type': 'text/html', 'retry-after': '1' });
+        return res.end('<h1>Too many requests</h1>');
+      }
+    }
     if (m) return html(200, productPage(Number(m[1]), shop.mode));
     if (url.pathname === '/redirect') {
       res.writeHead(302, { location: url.searchParams.get('to') ?? '/' });

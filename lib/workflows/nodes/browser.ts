@@ -2,7 +2,7 @@
  * `browser_action` without a target (navigation, waiting, tabs, screenshots, key presses) and
  * `browser_query` validate: deterministic, never a model.
  */
-import { guardedGoto } from '../../browser/navigate.ts';
+import { pacedGoto } from '../../browser/navigate.ts';
 import { settle } from '../../browser/settle.ts';
 import type { Json } from '../../store/ports.ts';
 import type { BrowserActionConfig } from '../schema.ts';
@@ -24,7 +24,7 @@ export async function runBrowserAction(run: NodeRun): Promise<NodeResult> {
     switch (config.action) {
       case 'navigate': {
         await deps.checkNavigation?.(config.url);
-        const res = await guardedGoto(page, config.url);
+        const res = await pacedGoto(page, config.url, deps.onThrottle);
         await settle(page, { timeoutMs: 3000 });
         if (res && res.status() >= 400)
           return fail(
