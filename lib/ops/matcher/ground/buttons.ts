@@ -31,9 +31,9 @@ const CONTAINS = 0.85;
 const OTHER_THING =
   /\bx(?:signup|forgot|logout|email|username|password|search)\b|\b(?:with|google|facebook|apple|microsoft|twitter|linkedin|amazon|github|sso|mit|avec|con|met|com|med|z)\b/;
 
-/** Buttons beside a password that show or hide it, and nameless ones: never the submit. */
+/** Buttons beside a password that show or hide it, help icons and nameless ones: never the submit. */
 const TOGGLE =
-  /^$|^(?:go back|back|return|zuruck|retour|volver|indietro|terug|voltar|wstecz|tillbaka|show|hide|toggle|view|display|unmask|reveal|eye|anzeigen|verbergen|afficher|masquer|mostrar|ocultar|mostra|nascondi|tonen|verbergen|pokaz|ukryj|visa|dolj)\b/;
+  /^$|^(?:help|hilfe|aide|ayuda|aiuto|go back|back|return|zuruck|retour|volver|indietro|terug|voltar|wstecz|tillbaka|show|hide|toggle|view|display|unmask|reveal|eye|anzeigen|verbergen|afficher|masquer|mostrar|ocultar|mostra|nascondi|tonen|verbergen|pokaz|ukryj|visa|dolj)\b/;
 
 function submitRun(page: ReturnType<typeof pageForms>, elements: readonly SnapshotElement[]) {
   const fields = [...page.fields.values()];

@@ -32,6 +32,8 @@ export interface Field {
   passwordBy?: Source;
   /** The text field right before its form's first password. */
   beforePassword: boolean;
+  /** Inside a menu item: a drop-down's content, shown on hover or click, not the page's own form. */
+  inMenu: boolean;
   usable: boolean;
   form: number;
 }
@@ -97,6 +99,22 @@ function evidence(el: SnapshotElement): {
   return { says, declared, either: seenIds > 1, seenWords: seen.length > 0 };
 }
 
+/** Words around a password's name that say nothing else ("Enter your password:", "Mot de passe *"). */
+const PW_GLUE = new Set(['enter', 'your', 'my', 'the', 'type', 'here', 'please']);
+const PW_KINDS = new Set(['xpassword', 'xnew', 'xconfirm', 'xcurrent']);
+
+/**
+ * The text just before a nameless text box reads as a password's label and nothing more
+ * ("Password:", "New password"): the box is where a person types it, whatever its type says
+ * (pages that switch the type by script were saved as text). "Password hint" is not.
+ */
+function nearbyIsPassword(nearby: string | undefined): boolean {
+  const tokens = canonOf(nearby)
+    .split(' ')
+    .filter((t) => t && !PW_GLUE.has(t));
+  return tokens.includes('xpassword') && tokens.every((t) => PW_KINDS.has(t));
+}
+
 function classify(el: SnapshotElement): Field {
   const { says, declared, either, seenWords } = evidence(el);
   const field: Field = {
@@ -106,6 +124,7 @@ function classify(el: SnapshotElement): Field {
     declared,
     either,
     beforePassword: false,
+    inMenu: false,
     usable: usable(el),
     form: el.facts?.form ?? 0,
   };
@@ -113,8 +132,14 @@ function classify(el: SnapshotElement): Field {
   // "Login" says user name only when nothing says password: `vb_login_password_hint` is the
   // text box that stands in for a login form's password until it is focused.
   const identity = IDENTITY.some((c) => says.has(c)) || (says.has('xlogin') && !pw);
-  const seenPw = pw === 'seen' && !says.has('xforgot') && !IDENTITY.some((c) => says.get(c) === 'seen');
-  if (el.inputType === 'password' || seenPw || el.facts?.autocomplete?.includes('password')) {
+  const seenPw =
+    (pw === 'seen' && !says.has('xforgot') && !IDENTITY.some((c) => says.get(c) === 'seen')) ||
+    (pw === 'nearby' && !seenWords && nearbyIsPassword(el.facts?.nearby));
+  // `autocomplete="new-password"` is put on every field of a form to stop the browser's autofill:
+  // a text field whose own words say what it is ("Insira seu nome", "Email") is no password.
+  const byAutocomplete =
+    !!el.facts?.autocomplete?.includes('password') && (!seenWords || says.get('xpassword') === 'seen');
+  if (el.inputType === 'password' || seenPw || byAutocomplete) {
     field.kind = 'password';
     // What a user reads outranks what the page hides ("Current password" whose autocomplete says
     // new-password is the current one); otherwise confirm before new before current.
@@ -223,7 +248,14 @@ function acrossGroups(page: PageForms) {
   const live = [...page.fields.values()].filter((f) => f.usable);
   for (let i = 0; i + 1 < live.length; i++) {
     const [f, next] = [live[i]!, live[i + 1]!];
-    if (f.form === next.form || f.password !== 'plain' || next.password !== 'confirm') continue;
+    if (f.form === next.form) continue;
+    // The same for a current password right before a new one: a change form, not a login.
+    if (f.password === 'current' && next.password === 'new') {
+      const form = page.forms.get(f.form);
+      if (form?.kind === 'login') form.kind = 'signup';
+      continue;
+    }
+    if (f.password !== 'plain' || next.password !== 'confirm') continue;
     f.password = 'new';
     f.passwordBy = 'place';
     const form = page.forms.get(f.form);
@@ -246,10 +278,14 @@ export function pageForms(elements: readonly SnapshotElement[]): PageForms {
     }
     return f;
   };
+  const menus = elements
+    .filter((el) => el.role === 'menuitem' || el.role === 'menu')
+    .map((el) => `${el.locator.xpath}/`);
   for (const el of elements) {
     if (!el.interactive) continue;
     if (TEXTISH.has(el.role) && !el.options) {
       const field = classify(el);
+      field.inMenu = menus.some((m) => el.locator.xpath.startsWith(m));
       out.fields.set(el.id, field);
       // Controls in no form or group count as one group of their own (form 0).
       formOf(field.form).fields.push(field);

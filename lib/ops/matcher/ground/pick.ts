@@ -5,6 +5,7 @@
 import type { SnapshotElement } from '../../../perception/types.ts';
 import { normalize } from '../text.ts';
 import type { Field, PageForms } from './fields.ts';
+import { attrWords } from './lexicon.ts';
 
 export type Want =
   | 'email'
@@ -41,7 +42,10 @@ export function pick(ranked: Scored[], what: string, { threshold, margin: need }
     return { ok: false, reason: `no field or button clearly is ${what}`, ranked };
   // Look-alikes (same role and words) that only a disabled state tells apart: which one is meant
   // is not written anywhere. Concealed ones were dropped before.
-  const key = (el: SnapshotElement) => `${el.role}\u0001${normalize(el.name)}`;
+  // What a user reads on each: a shared description as the name ("The password must be…") with
+  // placeholders "New Password" and "Confirm New Password" is two different fields.
+  const key = (el: SnapshotElement) =>
+    [el.role, el.name, el.label, el.placeholder].map((t) => normalize(t ?? '')).join('\u0001');
   const twins = best.el.name ? ranked.filter((s) => s !== best && key(s.el) === key(best.el)).length : 0;
   if (twins > 0)
     return {
@@ -83,7 +87,7 @@ export function loginPasswords(page: PageForms): Field[] {
   const whole = all.filter((p) =>
     page.forms.get(p.form)?.fields.some((f) => f.beforePassword && f.usable && f.el.id < p.el.id),
   );
-  const forms = whole.length > 0 ? whole : all;
+  const forms = copiesOut(page, whole.length > 0 ? whole : all);
   // The page's own login form over a copy in its header, navigation, footer or sidebar (a
   // drop-down): the one outside the chrome, in the main landmark or in no landmark at all. A
   // login form in a dialog is a layer of its own (a sign-in pop-up marked as the header's), so
@@ -94,6 +98,27 @@ export function loginPasswords(page: PageForms): Field[] {
   if (chrome.length === 0 || forms.some((p) => p.el.dialog !== undefined)) return forms;
   const own = forms.filter((p) => p.el.facts?.region !== 'chrome');
   return own.length > 0 ? own : forms;
+}
+
+/** Name/id words of a form's fields that mark it as a copy for a drop-down, pop-up or header bar. */
+const COPY = /\b(?:drop ?down|pop ?up|fly ?out|header|nav|navbar|menu|modal|overlay|mini|sidebar|footer)\b/;
+
+/**
+ * Of several login forms, the page's own over its copies: a form inside a menu item (a drop-down's
+ * content) or one whose fields' name/id say drop-down, pop-up or header ("passwordDropdownField",
+ * "login_popup") is shown only on demand on the live page. Only when some, not all, are so marked,
+ * and none sits in an open dialog (then the dialog is what the user sees).
+ */
+function copiesOut(page: PageForms, passwords: Field[]): Field[] {
+  if (passwords.length < 2 || passwords.some((p) => p.el.dialog !== undefined)) return passwords;
+  const marked = (p: Field) => {
+    const mates = p.form === 0 ? [p] : (page.forms.get(p.form)?.fields ?? [p]);
+    return mates.some(
+      (f) => f.usable && (f.inMenu || (!!f.el.facts?.attrs && COPY.test(attrWords(f.el.facts.attrs)))),
+    );
+  };
+  const own = passwords.filter((p) => !marked(p));
+  return own.length > 0 && own.length < passwords.length ? own : passwords;
 }
 
 export const ok = (s: Scored, margin = s.score): Grounded => ({
