@@ -2,10 +2,11 @@ import type { Features } from './features.ts';
 import type { Interactivity } from './interactive.ts';
 import type { LineRules } from './line-rules.ts';
 import type { Names } from './names.ts';
-import type { PackedElement, RawCollect, RawFrameSlot, RawLine } from './payload.ts';
+import type { PageElement, PageLine, RawFrameSlot, WireCollect } from './payload.ts';
 import type { Records } from './record.ts';
 import type { Semantics } from './semantics.ts';
 import type { States } from './states.ts';
+import type { Wire } from './wire.ts';
 import type { XPaths } from './xpath.ts';
 
 /**
@@ -26,12 +27,20 @@ export interface CollectOptions {
 }
 
 /** The helpers collect() is handed, one object made by all the factories in source.ts. */
-export type Helpers = Semantics & Names & States & Interactivity & Features & XPaths & Records & LineRules;
+export type Helpers = Semantics &
+  Names &
+  States &
+  Interactivity &
+  Features &
+  XPaths &
+  Records &
+  LineRules &
+  Wire;
 
-export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
+export function collect(opts: CollectOptions, sem: Helpers): WireCollect {
   const { NAME_FROM_CONTENT, STRUCTURAL, PROMOTABLE, clean, cap, roleOf, nameOf } = sem;
   const { nativeInteractive, clickKind, urlOf, extraOf, shownRole, frameSlot, xpathChain } = sem;
-  const { plainInline, isHidden, scrollsItself, worthALine } = sem;
+  const { plainInline, isHidden, scrollsItself, worthALine, packWire } = sem;
   sem.resetFeatures();
   sem.resetXpaths();
   const g = globalThis as unknown as Record<string, unknown>;
@@ -53,8 +62,8 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
   let nextId = fresh ? 1 : ((g.__bfnLocalNext as number | undefined) ?? 1);
   g.__bfnSeen = true;
 
-  const lines: RawLine[] = [];
-  const elements: PackedElement[] = [];
+  const lines: PageLine[] = [];
+  const elements: PageElement[] = [];
   const origin = location.origin;
   const hasBase = !!doc.querySelector('base[href]');
   // What a same-document link (`#part`) resolves to, but its fragment.
@@ -118,12 +127,11 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
     if (!scopeRoot) return emptyResult(`no element matches selector: ${opts.selector}`);
   }
 
-  function emptyResult(error: string): RawCollect {
+  function emptyResult(error: string): WireCollect {
     return {
       url: location.href,
       title: doc.title,
-      lines: [],
-      elements: [],
+      ...packWire([], []),
       frames: [],
       fresh,
       viewport: { width: vw, height: vh, scrollX, scrollY, docHeight: 0 },
@@ -143,7 +151,7 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
       prev[1] = prev[1] + ' ' + text;
       if (inView) prev[3] |= 2;
     } else {
-      lines.push([depth, text, 0, inView ? 2 : 0, top]);
+      lines.push([depth, text, 0, inView ? 2 : 0, top, '']);
       inlineOpen = true;
     }
   }
@@ -317,9 +325,6 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
     if (block) breakInline();
   }
 
-  // The xpath of the element last packed: the next one is sent as what differs from it.
-  let lastXpath = '';
-
   function pushLine(
     el: Tagged,
     role: string,
@@ -348,19 +353,14 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
       const capped = cap(name, 160);
       // Said by the line already (most elements): not sent twice.
       const asLine = capped === name && shown === role;
-      const xpath = xpathChain(el);
-      let shared = 0;
-      const max = Math.min(xpath.length, lastXpath.length);
-      while (shared < max && xpath.charCodeAt(shared) === lastXpath.charCodeAt(shared)) shared++;
-      lastXpath = xpath;
       elements.push([
         id,
         asLine ? '' : role,
         asLine ? '' : capped,
         tag,
-        shared > 8 ? [shared, xpath.slice(shared)] : xpath,
+        xpathChain(el),
         (inView ? 1 : 0) | (interactive ? 2 : 0) | (scrollable ? 4 : 0) | (asLine ? 8 : 0),
-        shortUrl || 0,
+        shortUrl || '',
         // Whole pixels are precise enough to click and cost half the bytes.
         rect.width > 0 || rect.height > 0
           ? [Math.round(rect.left), Math.round(rect.top), Math.round(rect.width), Math.round(rect.height)]
@@ -368,12 +368,13 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
         extra,
       ]);
     }
-    const line: RawLine = [
+    const line: PageLine = [
       depth,
-      `${shown}\u0000${name}`,
+      shown,
       id,
-      (interactive ? 1 : 0) | (inView ? 2 : 0),
+      (interactive ? 1 : 0) | (inView ? 2 : 0) | 8,
       Math.round(rect.top + scrollY),
+      name,
     ];
     lines.push(line);
     inlineOpen = false;
@@ -389,8 +390,7 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
   return {
     url: location.href,
     title: doc.title,
-    lines,
-    elements,
+    ...packWire(lines, elements),
     frames,
     fresh,
     viewport: {

@@ -55,6 +55,51 @@ export interface RawFrameSlot {
   h: number;
 }
 
+/**
+ * A line as the walk keeps it in the page: [depth, text, elementId (0 = none), flags, docTop, name]
+ * — flags as RawLine's, plus 8 for an element line, whose text is its role word and whose name is
+ * the last field ('' on text lines).
+ */
+export type PageLine = [number, string, number, number, number, string];
+
+/**
+ * An element as the walk keeps it in the page: PackedElement with its xpath whole and '' for no url.
+ */
+export type PageElement = [
+  number,
+  string,
+  string,
+  string,
+  string,
+  number,
+  string,
+  [number, number, number, number] | 0,
+  PackedExtra | 0,
+];
+
+/**
+ * The lines and elements as they travel (wire.ts packs them in the page, unpack.ts reads them in
+ * Node): strings joined by DEL (U+007F, which neither JSON nor the CDP message escapes, and which no
+ * page text needs: it prints nothing), numbers in flat arrays. Tuples of short strings cost ~18
+ * characters of quotes, brackets and commas each, and every quote is escaped again inside the CDP
+ * message. See wire.ts for the order of the fields.
+ */
+export interface WireParts {
+  /** Each line's text; an element line's role and name are two parts. */
+  lt: string;
+  /** Per line: depth × 32 + flags (1 interactive, 2 in viewport, 4 frame slot, 8 element line, 16 has the next element), top − the previous line's top. */
+  ln: number[];
+  /** Per element: tag, the xpath past what it shares with the previous one, the url past what it shares, role and name unless flag 8. */
+  et: string;
+  /** Per element: id − (previous id + 1), flags (PackedElement's, plus 16 extra, 32 box, 64 url), xpath shared, [url shared], [x, y, w, h]. */
+  en: number[];
+  /** The extras of the elements with flag 16, in order. */
+  ex: PackedExtra[];
+}
+
+/** What collect() sends: RawCollect with its lines and elements packed. */
+export type WireCollect = Omit<RawCollect, 'lines' | 'elements'> & WireParts;
+
 export interface RawCollect {
   url: string;
   title: string;

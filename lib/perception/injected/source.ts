@@ -8,6 +8,7 @@ import { resolveLocator } from './resolve.ts';
 import { semantics } from './semantics.ts';
 import { states } from './states.ts';
 import { armWatch } from './watch.ts';
+import { wire } from './wire.ts';
 import { xpaths } from './xpath.ts';
 
 /**
@@ -22,7 +23,7 @@ function expression(fn: (arg: never) => unknown, arg: unknown): string {
  * The in-page factories of collect()'s helpers, in order: each is handed the helpers made before it
  * and adds its own to the one object collect() runs with (see Helpers in collect.ts).
  */
-const HELPERS = [semantics, names, states, interactivity, features, xpaths, records, lineRules];
+const HELPERS = [semantics, names, states, interactivity, features, xpaths, records, lineRules, wire];
 
 /**
  * Asked to, a document whose DOM changed within the last `quietMs` (the mutation clock the context's

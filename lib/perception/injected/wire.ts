@@ -1,0 +1,85 @@
+import type { PackedExtra, PageElement, PageLine, WireParts } from './payload.ts';
+
+/**
+ * Runs INSIDE a page frame, like collect.ts (self-contained, no imports but types): packs the walk's
+ * lines and elements into the compact form they travel in (WireParts in payload.ts; unpack.ts reads
+ * it back in Node). Strings go out joined by DEL, numbers in flat arrays, each line's top and each
+ * element's id as the difference from the one before, each xpath and url past the characters it
+ * shares with the one before (elements come in document order, so neighbours share most of both).
+ */
+export function wire() {
+  /** DEL: neither JSON nor the CDP message escapes it, and no text a page shows holds one. */
+  const SEP = '\x7f';
+
+  /**
+   * `parts` joined by SEP. Should a page's text hold a DEL after all, the parts would not read back
+   * as they went: each stray one becomes U+FFFD, which is what it shows as anyway (it prints nothing).
+   */
+  function joinParts(parts: string[]): string {
+    const s = parts.join(SEP);
+    if (parts.length === 0 || s.split(SEP).length === parts.length) return s;
+    return parts.map((p) => p.split(SEP).join('\ufffd')).join(SEP);
+  }
+
+  /** How many leading characters `a` and `b` have in common. */
+  function shared(a: string, b: string): number {
+    const max = a.length < b.length ? a.length : b.length;
+    let n = 0;
+    while (n < max && a.charCodeAt(n) === b.charCodeAt(n)) n++;
+    return n;
+  }
+
+  function packWire(lines: PageLine[], elements: PageElement[]): WireParts {
+    const texts: string[] = [];
+    const ln: number[] = [];
+    let top = 0;
+    for (let i = 0; i < lines.length; i++) {
+      const l = lines[i]!;
+      const flags = l[3];
+      ln.push(l[0] * 32 + flags + (l[2] ? 16 : 0), l[4] - top);
+      top = l[4];
+      texts.push(l[1]);
+      if (flags & 8) texts.push(l[5]);
+    }
+    const strings: string[] = [];
+    const en: number[] = [];
+    const ex: PackedExtra[] = [];
+    let lastId = 0;
+    let lastXpath = '';
+    let lastUrl = '';
+    for (let i = 0; i < elements.length; i++) {
+      const e = elements[i]!;
+      const id = e[0];
+      const xpath = e[4];
+      const flags = e[5];
+      const url = e[6];
+      const box = e[7];
+      const extra = e[8];
+      const xs = shared(xpath, lastXpath);
+      lastXpath = xpath;
+      en.push(id - lastId - 1, flags | (extra ? 16 : 0) | (box ? 32 : 0) | (url ? 64 : 0), xs);
+      lastId = id;
+      strings.push(e[3], xs ? xpath.slice(xs) : xpath);
+      if (url) {
+        const us = shared(url, lastUrl);
+        lastUrl = url;
+        en.push(us);
+        strings.push(us ? url.slice(us) : url);
+      }
+      if (!(flags & 8)) strings.push(e[1], e[2]);
+      if (box) en.push(box[0], box[1], box[2], box[3]);
+      if (extra) ex.push(extra);
+    }
+    return {
+      lt: joinParts(texts),
+      ln,
+      et: joinParts(strings),
+      en,
+      ex,
+    };
+  }
+
+  return { WIRE_SEP: SEP, packWire };
+}
+
+export type Wire = ReturnType<typeof wire>;
