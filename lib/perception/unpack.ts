@@ -50,21 +50,27 @@ function unpackElements(et: string, en: number[], ex: PackedExtra[]): PackedElem
   return out;
 }
 
-function unpackLines(lt: string, ln: number[], elements: PackedElement[]): RawLine[] {
+function unpackLines(lt: string, ln: number[], roles: string[], elements: PackedElement[]): RawLine[] {
   const out: RawLine[] = [];
   if (ln.length === 0) return out;
   const parts = lt.split(SEP);
   let p = 0;
   let e = 0;
-  let top = 0;
-  for (let i = 0; i < ln.length; i += 2) {
+  let textTop = 0;
+  let elTop = 0;
+  for (let i = 0; i < ln.length; ) {
     const code = ln[i]!;
-    top += ln[i + 1]!;
-    let text = parts[p++]!;
-    // tree.ts reads an element line as `role\0name`.
-    if (code & 8) text = `${text}\u0000${parts[p++]!}`;
     const id = code & 16 ? elements[e++]![0] : 0;
-    out.push([code >> 5, text, id, code & 7, top]);
+    if (code & 8) {
+      elTop += ln[i + 1]!;
+      // tree.ts reads an element line as `role\0name`.
+      out.push([code >> 5, `${roles[ln[i + 2]!]!}\u0000${parts[p++]!}`, id, code & 7, elTop]);
+      i += 3;
+    } else {
+      textTop += ln[i + 1]!;
+      out.push([code >> 5, parts[p++]!, id, code & 7, textTop]);
+      i += 2;
+    }
   }
   return out;
 }
@@ -75,7 +81,7 @@ export function unpack(wire: WireCollect): RawCollect {
   const raw: RawCollect = {
     url: wire.url,
     title: wire.title,
-    lines: unpackLines(wire.lt, wire.ln, elements),
+    lines: unpackLines(wire.lt, wire.ln, wire.rl, elements),
     elements,
     frames: wire.frames,
     fresh: wire.fresh,

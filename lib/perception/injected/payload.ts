@@ -85,10 +85,16 @@ export type PageElement = [
  * message. See wire.ts for the order of the fields.
  */
 export interface WireParts {
-  /** Each line's text; an element line's role and name are two parts. */
+  /** Each line's text; for an element line, its name. */
   lt: string;
-  /** Per line: depth × 32 + flags (1 interactive, 2 in viewport, 4 frame slot, 8 element line, 16 has the next element), top − the previous line's top. */
+  /**
+   * Per line: depth × 32 + flags (1 interactive, 2 in viewport, 4 frame slot, 8 element line, 16 has
+   * the next element), then its top − the top of the line of the same kind before it (text lines sit
+   * at their block's top, element lines at their own), then for an element line its role's index in `rl`.
+   */
   ln: number[];
+  /** The role words of element lines, each once, in the order first seen. */
+  rl: string[];
   /** Per element: tag, the xpath past what it shares with the previous one, the url past what it shares, role and name unless flag 8. */
   et: string;
   /** Per element: id − (previous id + 1), flags (PackedElement's, plus 16 extra, 32 box, 64 url), xpath shared, [url shared], [x, y, w, h]. */

@@ -32,14 +32,30 @@ export function wire() {
   function packWire(lines: PageLine[], elements: PageElement[]): WireParts {
     const texts: string[] = [];
     const ln: number[] = [];
-    let top = 0;
+    const roles: string[] = [];
+    const roleIndex = new Map<string, number>();
+    // A text line sits at its block's top, an element line at its own: each kind's tops run apart.
+    let textTop = 0;
+    let elTop = 0;
     for (let i = 0; i < lines.length; i++) {
       const l = lines[i]!;
       const flags = l[3];
-      ln.push(l[0] * 32 + flags + (l[2] ? 16 : 0), l[4] - top);
-      top = l[4];
-      texts.push(l[1]);
-      if (flags & 8) texts.push(l[5]);
+      const top = l[4];
+      if (flags & 8) {
+        let r = roleIndex.get(l[1]);
+        if (r === undefined) {
+          r = roles.length;
+          roles.push(l[1]);
+          roleIndex.set(l[1], r);
+        }
+        ln.push(l[0] * 32 + flags + (l[2] ? 16 : 0), top - elTop, r);
+        elTop = top;
+        texts.push(l[5]);
+      } else {
+        ln.push(l[0] * 32 + flags + (l[2] ? 16 : 0), top - textTop);
+        textTop = top;
+        texts.push(l[1]);
+      }
     }
     const strings: string[] = [];
     const en: number[] = [];
@@ -73,6 +89,7 @@ export function wire() {
     return {
       lt: joinParts(texts),
       ln,
+      rl: roles,
       et: joinParts(strings),
       en,
       ex,
