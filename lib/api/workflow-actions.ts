@@ -19,7 +19,7 @@ import type { ActRecord } from '../workflows/compile.ts';
 import { CompileError, compileActs } from '../workflows/compile.ts';
 import { compileStoredSample, SampleNotFound, type WithPage } from '../workflows/compile-stored.ts';
 import { aiAliases, PlanError, planWorkflow } from '../workflows/director.ts';
-import { runWorkflowOnce } from '../workflows/run-one.ts';
+import { runServedOnly, runWorkflowOnce } from '../workflows/run-one.ts';
 import type { Workflow } from '../workflows/schema.ts';
 import { resolveInputs, validateWorkflow, WorkflowError } from '../workflows/validate.ts';
 import { type Doing, modelFor, type OpDeps, withPage } from './run-op.ts';
@@ -210,6 +210,8 @@ export function registerWorkflowActions(
             runs,
             { tenant, runId: b.runId, sampleId: b.sampleId, ...(b.name ? { name: b.name } : {}) },
             open,
+            // The served HTML is fetched under the same guard as this server's pages.
+            { staticCheck: { policy: ops.policy } },
           );
         });
       } catch (err) {
@@ -277,8 +279,28 @@ export function registerWorkflowActions(
     // A workflow that starts by navigating opens the URL itself; any other starts on the page.
     const first = workflow.nodes[0];
     const navigatesFirst = first?.type === 'browser_action' && first.config.action === 'navigate';
-    const result = await deps.withDeadline(c, (signal, doing) =>
-      withPage(
+    const one = {
+      tenant,
+      workflow,
+      url: b.url,
+      inputs,
+      runId: `wfrun_${randomUUID()}`,
+      stored: { store, id },
+    };
+    const result = await deps.withDeadline(c, async (signal, doing) => {
+      // Read from the page's served HTML when the workflow is marked so: no page is opened for it.
+      doing.what = `workflow ${id} v${workflow.version} to read ${b.url}`;
+      const served = navigatesFirst
+        ? await runServedOnly({
+            ...one,
+            policy: ops.policy,
+            signal,
+            ...(b.variables ? { variables: b.variables } : {}),
+            ...(ops.log ? { log: ops.log } : {}),
+          })
+        : {};
+      if (served.answer) return { answer: served.answer };
+      return withPage(
         {
           ...(navigatesFirst ? {} : { url: b.url }),
           ...(b.model ? { model: b.model } : {}),
@@ -292,12 +314,8 @@ export function registerWorkflowActions(
           doing.what = `workflow ${id} v${workflow.version} to finish on ${b.url}`;
           return {
             answer: await runWorkflowOnce({
-              tenant,
-              workflow,
-              url: b.url,
-              inputs,
-              runId: `wfrun_${randomUUID()}`,
-              stored: { store, id },
+              ...one,
+              ...(served.servedMiss !== undefined ? { servedMiss: served.servedMiss } : {}),
               deps: {
                 page: ctx.page as Page,
                 signal,
@@ -310,8 +328,8 @@ export function registerWorkflowActions(
           };
         },
         doing,
-      ),
-    );
+      );
+    });
     return c.json({ id, ...result.answer }, 200);
   });
 }

@@ -27,7 +27,7 @@ import {
   type WithPage,
 } from '../workflows/compile-stored.ts';
 import { aiAliases, PlanError, planWorkflow } from '../workflows/director.ts';
-import { runWorkflowOnce, type WorkflowRunAnswer } from '../workflows/run-one.ts';
+import { runServedOnly, runWorkflowOnce, type WorkflowRunAnswer } from '../workflows/run-one.ts';
 import type { Workflow } from '../workflows/schema.ts';
 import { describeIssue, resolveInputs, WorkflowError } from '../workflows/validate.ts';
 import { type Flags, parse, UsageError } from './args.ts';
@@ -97,24 +97,34 @@ export async function workflowRunCommand(
   const llm = await modelFor(modelFlag(flags), { policy });
   const first = workflow.nodes[0];
   const navigatesFirst = first?.type === 'browser_action' && first.config.action === 'navigate';
-  const session = await openSession({ policy, ...(navigatesFirst ? {} : { url }) });
+  const one = {
+    tenant: CLI_TENANT,
+    workflow,
+    url,
+    inputs,
+    ...(id ? { stored: { store: storesFromEnv().workflows, id } } : {}),
+  };
+  const variables = Object.keys(vars).length ? { variables: vars } : {};
+  // Read from the page's served HTML when the workflow is marked so: no browser is started for it.
+  const served = navigatesFirst ? await runServedOnly({ ...one, policy, ...variables }) : {};
   let answer: WorkflowRunAnswer;
-  try {
-    answer = await runWorkflowOnce({
-      tenant: CLI_TENANT,
-      workflow,
-      url,
-      inputs,
-      ...(id ? { stored: { store: storesFromEnv().workflows, id } } : {}),
-      deps: {
-        page: session.page,
-        checkNavigation: (u) => assertNavigable(u, policy),
-        ...(llm ? { llm } : {}),
-        ...(Object.keys(vars).length ? { variables: vars } : {}),
-      },
-    });
-  } finally {
-    await session.close();
+  if (served.answer) answer = served.answer;
+  else {
+    const session = await openSession({ policy, ...(navigatesFirst ? {} : { url }) });
+    try {
+      answer = await runWorkflowOnce({
+        ...one,
+        ...(served.servedMiss !== undefined ? { servedMiss: served.servedMiss } : {}),
+        deps: {
+          page: session.page,
+          checkNavigation: (u) => assertNavigable(u, policy),
+          ...(llm ? { llm } : {}),
+          ...variables,
+        },
+      });
+    } finally {
+      await session.close();
+    }
   }
   out(JSON.stringify(answer.data, null, 2));
   for (const line of nodeLines(answer)) out(line);

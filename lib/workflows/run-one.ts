@@ -12,7 +12,7 @@ import type { WorkflowStore } from '../store/workflow-ports.ts';
 import { runWorkflow } from './executor.ts';
 import { applyHeals } from './heal.ts';
 import type { Workflow } from './schema.ts';
-import { afterHeal, runStaticFirst, type StaticGate } from './static-read.ts';
+import { afterHeal, replayStatic, runStaticFirst, type StaticGate, staticReadable } from './static-read.ts';
 import type {
   HealRecord,
   NodeError,
@@ -126,6 +126,60 @@ export interface RunOneInput {
    * strictest the process has; `false`: the browser reads every page.
    */
   staticRead?: { policy: GuardPolicy; gate?: StaticGate; authenticated?: boolean } | false;
+  /**
+   * `runServedOnly` already tried the served HTML and missed, for this reason: the page is read in
+   * the browser at once (not fetched twice), and the answer says why.
+   */
+  servedMiss?: string;
+}
+
+const stateInit = (input: Pick<RunOneInput, 'tenant' | 'runId' | 'stored' | 'inputs' | 'url'>) => ({
+  tenant: input.tenant,
+  runId: input.runId ?? `wfrun_${randomUUID()}`,
+  sampleId: 'main',
+  ...(input.stored ? { workflowId: input.stored.id } : {}),
+  inputs: input.inputs ?? {},
+  url: input.url,
+});
+
+export interface ServedOnlyInput extends Omit<RunOneInput, 'deps' | 'staticRead' | 'servedMiss'> {
+  /** The guard the fetch goes through (default: the operator's, from the environment). */
+  policy?: GuardPolicy;
+  variables?: Record<string, string>;
+  signal?: AbortSignal;
+  log?: WorkflowDeps['log'];
+}
+
+/**
+ * A workflow marked readable from its served HTML, run with no page at all — so no browser context
+ * is opened, and none launched, for it: `{ answer }`; `{ servedMiss }` when the served HTML did not
+ * do (then open a page and `runWorkflowOnce` with it); `{}` for a workflow not so marked. Only for a
+ * caller whose page would start signed out (no auth profile, no cookies): the fetch sends none.
+ */
+export async function runServedOnly(
+  input: ServedOnlyInput,
+): Promise<{ answer?: WorkflowRunAnswer; servedMiss?: string }> {
+  const { workflow, stored } = input;
+  if (!staticReadable(workflow)) return {};
+  const got = await replayStatic(workflow, stateInit(input), {
+    policy: input.policy ?? policyFromEnv(),
+    ...(input.variables ? { variables: input.variables } : {}),
+    ...(input.signal ? { signal: input.signal } : {}),
+  });
+  if (!got.ok) {
+    input.log?.({ level: 'info', msg: 'read in the browser instead of the served HTML', why: got.reason });
+    return { servedMiss: got.reason };
+  }
+  const answer: WorkflowRunAnswer = {
+    ...runAnswer(got.state, workflow.version, input.variables),
+    readBy: 'static-html',
+  };
+  if (stored)
+    await stored.store.recordOutcome(input.tenant, stored.id, workflow.version, {
+      ok: true,
+      signature: outcomeSignature(got.state.data),
+    });
+  return { answer };
 }
 
 /** Writes `next` as the version after the latest (re-read on a race), its document numbered to match. */
@@ -162,18 +216,11 @@ async function holdsCookies(deps: RunOneInput['deps'], url: string): Promise<boo
  */
 export async function runWorkflowOnce(input: RunOneInput): Promise<WorkflowRunAnswer> {
   const { workflow, stored } = input;
-  const init = {
-    tenant: input.tenant,
-    runId: input.runId ?? `wfrun_${randomUUID()}`,
-    sampleId: 'main',
-    ...(stored ? { workflowId: stored.id } : {}),
-    inputs: input.inputs ?? {},
-    url: input.url,
-  };
+  const init = stateInit(input);
   const browser = () => runWorkflow(workflow, init, input.deps);
   const { deps } = input;
   const staticOpts =
-    input.staticRead === false || !workflow.staticRead
+    input.staticRead === false || !workflow.staticRead || input.servedMiss !== undefined
       ? undefined
       : (input.staticRead ?? { policy: policyFromEnv() });
   const outcome = staticOpts
@@ -193,6 +240,9 @@ export async function runWorkflowOnce(input: RunOneInput): Promise<WorkflowRunAn
   if (staticOpts) {
     answer.readBy = outcome.path;
     if (outcome.fellBack) answer.staticFallback = outcome.fellBack;
+  } else if (input.servedMiss !== undefined) {
+    answer.readBy = 'browser';
+    answer.staticFallback = input.servedMiss;
   }
   if (!stored || state.status === 'running') return answer;
   if (state.status === 'done') {

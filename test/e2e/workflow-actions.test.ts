@@ -39,6 +39,8 @@ let base: string;
 let dir: string;
 let workflows: LocalWorkflowStore;
 let runStore: LocalRunStore;
+/** Times the server asked for the browser (a call that needs no page asks for none). */
+let browserAsks = 0;
 
 const MODEL_ENV = () => ({
   OPENAI_API_KEY: 'sk-test',
@@ -62,7 +64,10 @@ beforeAll(async () => {
       ['key-b', 'tenant-b'],
     ]),
     policy: { allowPrivate: false, allowHosts: [`127.0.0.1:${site.port}`] },
-    browser: async () => browser,
+    browser: async () => {
+      browserAsks++;
+      return browser;
+    },
     env: MODEL_ENV(),
     agentStores: () => ({ runStore, evidence }),
     runs: {
@@ -317,12 +322,26 @@ describe('compile and run', () => {
       'browser_action',
       'browser_query',
     ]);
+    // The product page holds its data in the served HTML: compile marked the workflow so, and the
+    // run reads it without a page — the server never asks for the browser.
+    expect(wf.workflow.staticRead, JSON.stringify(wf.workflow.staticRead)).toMatchObject({ verified: true });
+    const asksBefore = browserAsks;
     const run = await (
       await call('/v1/workflows/compiled-from-extract-run-s1/run', { url: `${site.url}/product/6` })
     ).json();
     expect(run.status).toBe('done');
+    expect(run.readBy).toBe('static-html');
     expect(run.data).toEqual({ data: { name: product(6).name, price: price(product(6).cents) } });
+    expect(browserAsks).toBe(asksBefore);
     expect(llm.requests).toHaveLength(0);
+    // A page the served HTML does not give (here a missing product): the browser reads it, once, and
+    // the answer says why it was needed.
+    const missing = await (
+      await call('/v1/workflows/compiled-from-extract-run-s1/run', { url: `${site.url}/product/9999` })
+    ).json();
+    expect(missing).toMatchObject({ status: 'failed', readBy: 'browser' });
+    expect(missing.staticFallback).toContain('404');
+    expect(browserAsks).toBe(asksBefore + 1);
   });
 
   it('compiles acts, heals on the redesign and writes the next version, which then runs without the model; a failed workflow is a 200 saying where', async () => {

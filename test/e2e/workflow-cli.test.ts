@@ -1,13 +1,15 @@
 /**
  * `browserfn workflow validate|save|list|export` as a user runs it (a real process, the local store
  * under a temp folder): a bad file is one line naming alias and field with exit 1; a saved workflow
- * exports as a playwright-core script by id.
+ * exports as a playwright-core script by id; a workflow marked readable from its served HTML runs with
+ * no browser at all.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { shopProduct, startStaticShop } from '../support/static-shop.ts';
 
 let dir: string;
 beforeAll(async () => {
@@ -41,13 +43,13 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function cli(args: string[]) {
+function cli(args: string[], env: Record<string, string> = {}) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile(
       process.execPath,
       [join(process.cwd(), 'bin/browserfn.js'), ...args],
       {
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TMPDIR: tmpdir() },
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TMPDIR: tmpdir(), ...env },
         timeout: 90_000,
         cwd: dir,
       },
@@ -83,5 +85,59 @@ describe('browserfn workflow', () => {
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toContain('no workflow "nosuch"');
     expect((await cli(['workflow', 'export', 'buy'])).stderr).toContain('--playwright');
+  });
+
+  it('runs a workflow marked readable from its served HTML without starting a browser', async () => {
+    const shop = await startStaticShop();
+    try {
+      const read = (selector: string, type: string) => ({ selector, type });
+      await writeFile(
+        join(dir, 'chair.json'),
+        JSON.stringify({
+          name: 'Chair',
+          inputs: { url: { type: 'string' } },
+          nodes: [
+            { alias: 'open', type: 'browser_action', config: { action: 'navigate', url: '{{inputs.url}}' } },
+            {
+              alias: 'data',
+              type: 'browser_query',
+              config: {
+                method: 'extract',
+                instruction: 'the chair',
+                store_variable: true,
+                extractor: {
+                  fields: {
+                    name: read('h1.name', 'string'),
+                    price: read('p.price', 'number'),
+                    sku: read('span.sku', 'string'),
+                  },
+                },
+              },
+            },
+          ],
+          staticRead: {
+            verified: true,
+            enabled: true,
+            url: `${shop.url}/p/1`,
+            checkedAt: new Date().toISOString(),
+          },
+        }),
+      );
+      // A browser this process would start cannot start: only a run without one can succeed.
+      const noBrowser = { BROWSERFN_CHROMIUM_PATH: join(dir, 'no-chromium-here') };
+      const run = await cli(['workflow', 'run', 'chair.json', `${shop.url}/p/4`], noBrowser);
+      expect(run.code, run.stderr).toBe(0);
+      const { name, price, sku } = shopProduct(4);
+      expect(JSON.parse(run.stdout.slice(0, run.stdout.indexOf('\n}') + 2))).toEqual({
+        data: { name, price, sku },
+      });
+      expect(run.stdout).toMatch(/static-html/);
+      // The same file on a page whose data script fills in: it needs the browser, which cannot start.
+      shop.setMode('script');
+      const needsBrowser = await cli(['workflow', 'run', 'chair.json', `${shop.url}/p/5`], noBrowser);
+      expect(needsBrowser.code).not.toBe(0);
+    } finally {
+      await shop.close();
+    }
   });
 });
