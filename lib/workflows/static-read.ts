@@ -28,6 +28,7 @@ import {
   scopeOf,
 } from './executor-core.ts';
 import { applyExtractor, type Extractor, sameData } from './extractor.ts';
+import { transformOn } from './nodes/transform.ts';
 import type { StaticRead, Workflow, WorkflowNode } from './schema.ts';
 import { parsePage, readPage, staticMiss } from './static-html.ts';
 import { fillTemplates } from './templates.ts';
@@ -36,10 +37,23 @@ import { resolveInputs } from './validate.ts';
 
 type Navigate = Extract<WorkflowNode, { type: 'browser_action' }>;
 type Read = Extract<WorkflowNode, { type: 'browser_query' }>;
+type Transform = Extract<WorkflowNode, { type: 'transform' }>;
 
-export type StaticShape = { ok: true; navigate: Navigate; reads: Read[] } | { ok: false; reason: string };
+export type StaticShape =
+  | {
+      ok: true;
+      navigate: Navigate;
+      /** The CSS reads (what the compile check compares) … */
+      reads: Read[];
+      /** … and, in document order, every node after the navigate: the reads and the transforms. */
+      steps: (Read | Transform)[];
+    }
+  | { ok: false; reason: string };
 
-/** Pure: is this workflow "open a page, read it by CSS" and nothing else? */
+/**
+ * Pure: is this workflow "open a page, read it by CSS" and nothing else — but transforms, which only
+ * reshape what the reads gave (a JSONata expression over the data: no page, no model)?
+ */
 export function staticShape(workflow: Workflow): StaticShape {
   const [first, ...rest] = workflow.nodes;
   if (!first || first.type !== 'browser_action' || !('action' in first.config) || 'target' in first.config)
@@ -47,12 +61,22 @@ export function staticShape(workflow: Workflow): StaticShape {
   if (first.config.action !== 'navigate') return { ok: false, reason: 'it does not start by opening a page' };
   if (rest.length === 0) return { ok: false, reason: 'it reads nothing' };
   const reads: Read[] = [];
+  const steps: (Read | Transform)[] = [];
   for (const n of rest) {
+    if (n.type === 'transform') {
+      steps.push(n);
+      continue;
+    }
     if (n.type !== 'browser_query' || n.config.method !== 'extract')
-      return { ok: false, reason: `${n.alias} (${n.type}) needs the browser: only CSS reads go without it` };
+      return {
+        ok: false,
+        reason: `${n.alias} (${n.type}) needs the browser: only CSS reads and transforms go without it`,
+      };
     reads.push(n);
+    steps.push(n);
   }
-  return { ok: true, navigate: first, reads };
+  if (reads.length === 0) return { ok: false, reason: 'it reads nothing' };
+  return { ok: true, navigate: first, reads, steps };
 }
 
 const SECRET = /%[A-Za-z_][\w.-]*%/;
@@ -194,8 +218,8 @@ const result = (node: WorkflowNode, output: Json, ms: number): NodeResult => ({
 });
 
 /**
- * The whole workflow on one URL without a browser: `{ ok: true, state }` (done, every node's
- * `resolvedBy` "static-html") or `{ ok: false, reason }` — then nothing was reported and the caller
+ * The whole workflow on one URL without a browser: `{ ok: true, state }` (done, the navigate's and
+ * every read's `resolvedBy` "static-html", a transform's "deterministic") or `{ ok: false, reason }` — then nothing was reported and the caller
  * runs the page in the browser.
  */
 export async function replayStatic(
@@ -235,8 +259,17 @@ export async function replayStatic(
     result(shape.navigate, { url: got.url, status: got.status }, performance.now() - started),
   );
   const parsed = parsePage(got.body, got.url, got.contentType);
-  for (const n of shape.reads) {
+  for (const n of shape.steps) {
     const t = performance.now();
+    if (n.type === 'transform') {
+      const filled = { ...n, config: fillTemplates(n.config, scopeOf(state), NOT_TEMPLATES) } as Transform;
+      const done = await transformOn(filled, scopeOf(state));
+      // The browser would fail it alike; it is run there all the same, so the failure is the executor's to tell.
+      if (done.status !== 'ok')
+        return { ok: false, reason: scrub(`${n.alias}: ${done.error?.message ?? 'the transform failed'}`) };
+      applyResult(workflow, state, n, done);
+      continue;
+    }
     const filled = { ...n, config: fillTemplates(n.config, scopeOf(state), NOT_TEMPLATES) } as Read;
     const extractor = extractorOf(filled);
     const miss = staticMiss(parsed, extractor);
@@ -244,7 +277,7 @@ export async function replayStatic(
     applyResult(workflow, state, n, result(n, readPage(parsed, extractor), performance.now() - t));
   }
   state.url = got.url;
-  state.steps = shape.reads.length + 1;
+  state.steps = shape.steps.length + 1;
   finishFrame(workflow, state);
   return { ok: true, state };
 }

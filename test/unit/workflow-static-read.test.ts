@@ -217,6 +217,33 @@ describe('static replay, right or nothing', () => {
     expect(got.reason).toContain('%token%');
   });
 
+  it('runs the transforms after the reads too: they only reshape the data, so no page is needed for them', async () => {
+    const base = workflow();
+    const withTransform = (expression: string) =>
+      WorkflowSchema.parse({
+        ...base,
+        nodes: [
+          ...base.nodes,
+          { alias: 'summary', type: 'transform', config: { expression, store_variable: true } },
+        ],
+      });
+    const wf = withTransform('{ "label": $uppercase(data.name), "cheap": data.price < 45 }');
+    const got = await replayStatic(wf, init(3), { policy: allowed });
+    expect(got.ok).toBe(true);
+    if (!got.ok) return;
+    expect(got.state.data).toEqual({ data: want(3), summary: { label: 'WALNUT CHAIR 3', cheap: true } });
+    expect(got.state.results.summary?.resolvedBy).toBe('deterministic');
+    expect(got.state.steps).toBe(3);
+    // A transform that fails is not data: the page goes to the browser, which says why.
+    const broken = await replayStatic(withTransform('$nosuchfunction(data.name)'), init(3), {
+      policy: allowed,
+    });
+    expect(broken).toEqual({ ok: false, reason: expect.stringContaining('summary:') });
+    // Transforms alone read nothing.
+    const only = { ...base, nodes: [base.nodes[0]!, wf.nodes[2]!] } as Workflow;
+    expect(staticShape(only)).toEqual({ ok: false, reason: 'it reads nothing' });
+  });
+
   it('only "open a page, read it by CSS" qualifies', () => {
     const wf = workflow();
     expect(staticShape(wf).ok).toBe(true);
