@@ -179,3 +179,33 @@ describe('a help icon beside the password', () => {
     expect(picked(snap, 'click the sign in button')).toBe(4);
   });
 });
+
+describe('Chinese and Japanese words, written without spaces', () => {
+  it('"再次输入新密码" (enter the new password again) is the confirmation; the one before it the new one', () => {
+    const snap = page([
+      pw('', 1, { attrs: 'p', nearby: '当前密码' }),
+      pw('', 1, { attrs: 'new_p' }),
+      pw('', 1, { attrs: 'new_p2', nearby: '再次输入新密码（请不要复制粘贴。）' }),
+      text('', 1, { attrs: 'distorted_no' }),
+    ]);
+    expect(picked(snap, 'type "pw" into the confirm password field')).toBe(3);
+    expect(picked(snap, 'type "pw" into the new password field')).toBe(2);
+  });
+  it('a text box after "设置密码：" (set a password) is the new password', () => {
+    const snap = page([
+      text('', 1, { attrs: 'phoneNum', nearby: '注册邮箱：' }),
+      text('', 2, { nearby: '设置密码：' }),
+      text('', 1, { attrs: 'validatecode', nearby: '验证码：' }),
+    ]);
+    expect(picked(snap, 'type "pw" into the new password field')).toBe(2);
+    expect(picked(snap, 'type "pw" into the password field')).toBe(2);
+  });
+  it('"パスワード" is a password', () => {
+    const snap = page([
+      text('メールアドレス', 1),
+      text('', 1, { nearby: 'パスワード' }),
+      button('ログイン', 1),
+    ]);
+    expect(picked(snap, 'type "pw" into the password field')).toBe(2);
+  });
+});

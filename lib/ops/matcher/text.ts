@@ -51,7 +51,10 @@ export function normalize(s: string): string {
     t = t
       .normalize('NFKD')
       .replace(COMBINING, '')
-      .replace(STROKED, (c) => UNSTROKED[c] ?? c);
+      .replace(STROKED, (c) => UNSTROKED[c] ?? c)
+      // Put back what NFKD took apart beyond Latin accents: kana voicing marks ("パスワード"
+      // would read as "ハ スワート"), Hangul syllables.
+      .normalize('NFC');
   return t.replace(APOSTROPHE, '').replace(AMPERSAND, ' and ').replace(NON_WORD, ' ').trim();
 }
 

@@ -73,6 +73,19 @@ const COMPILED: [string, RegExp][] = RULES.map(([concept, alts]) => [
   concept,
   new RegExp(`(?<![\\p{L}\\p{N}])(?:${words(alts)})(?![\\p{L}\\p{N}])`, 'gu'),
 ]);
+/**
+ * Chinese, Japanese and Korean write words without spaces, so their few words here match inside
+ * text, as whole compounds only ("新密码" new password, "再次输入" enter again): a lone "新" is
+ * in too many other words.
+ */
+const CJK = /[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/;
+const CJK_WORDS: [RegExp, string][] = [
+  [/再次输入|再次輸入|重复输入|重複輸入|确认|確認|再入力|다시 입력|확인/g, ' xconfirm '],
+  [/新密码|新密碼|设置密码|設置密碼|設定密碼|新しいパスワード|새 비밀번호/g, ' xnew xpassword '],
+  [/旧密码|舊密碼|当前密码|當前密碼|原密码|現在のパスワード|현재 비밀번호/g, ' xcurrent xpassword '],
+  [/密码|密碼|パスワード|비밀번호/g, ' xpassword '],
+];
+
 /** A cheap pre-check: most texts hold none of the first letters' words. */
 const cache = new Map<string, string>();
 const CACHE_MAX = 20_000;
@@ -83,6 +96,10 @@ export function canon(normalised: string): string {
   const hit = cache.get(normalised);
   if (hit !== undefined) return hit;
   let t = normalised;
+  if (CJK.test(t)) {
+    for (const [re, token] of CJK_WORDS) t = t.replace(re, token);
+    t = t.replace(/\s+/g, ' ').trim();
+  }
   for (const [concept, re] of COMPILED) {
     re.lastIndex = 0;
     t = t.replace(re, concept);
