@@ -5,20 +5,18 @@
  * down. snapshot.ts turns what this gives into the outline.
  */
 import type { DriverFrame, PageDriver } from '../browser/page-driver.ts';
-import type { RawCollect, WireCollect } from './injected/payload.ts';
+import type { RawCollect } from './injected/payload.ts';
 import { collectCall, collectInstall } from './injected/source.ts';
 import { phaseEnd, phaseFigure, phaseStart } from './read-phases.ts';
 import type { FrameCollect } from './tree.ts';
 import type { SnapshotOptions } from './types.ts';
-import { unpack } from './unpack.ts';
 
 export class SnapshotError extends Error {
   override name = 'SnapshotError';
 }
 
 export type Busy = { busy: true };
-export const isBusy = (raw: RawCollect | WireCollect | Busy | undefined): raw is Busy =>
-  !!raw && 'busy' in raw;
+export const isBusy = (raw: RawCollect | Busy | undefined): raw is Busy => !!raw && 'busy' in raw;
 
 /** What the page itself is asked to read with (the rest of the options apply here, after). */
 export const inPageArgs = (opts: SnapshotOptions, main: boolean) => ({
@@ -35,11 +33,8 @@ export const inPageArgs = (opts: SnapshotOptions, main: boolean) => ({
  */
 const installedAt = new WeakMap<DriverFrame, string>();
 
-/** A frame's answer: busy, or its read with the lines and elements unpacked. */
-function fromJson(json: string): RawCollect | Busy {
-  const wire = JSON.parse(json) as WireCollect | Busy;
-  return isBusy(wire) ? wire : unpack(wire);
-}
+/** A frame's answer: busy, or its read (lines and elements still packed: assemble.ts reads them). */
+const fromJson = (json: string): RawCollect | Busy => JSON.parse(json) as RawCollect | Busy;
 
 async function collectFrame(
   frame: DriverFrame,

@@ -4,22 +4,24 @@
  * a link taken as written is the URL the parser would have made of it.
  */
 import { describe, expect, it } from 'vitest';
-import type { PackedElement, RawCollect, RawLine } from '../../lib/perception/injected/payload.ts';
+import type { PageElement, PageLine, RawCollect } from '../../lib/perception/injected/payload.ts';
 import { records } from '../../lib/perception/injected/record.ts';
 import { semantics } from '../../lib/perception/injected/semantics.ts';
+import { wire } from '../../lib/perception/injected/wire.ts';
 import { assemble, type FrameCollect } from '../../lib/perception/tree.ts';
 
-function frame(lines: RawLine[], elements: PackedElement[]): FrameCollect {
-  const raw: RawCollect = {
+/** A frame as the page sends it: the walk's lines and elements packed, through JSON. */
+function frame(lines: PageLine[], elements: PageElement[]): FrameCollect {
+  const sent: RawCollect = {
     url: 'https://shop.test/list?page=2',
     title: 't',
-    lines,
-    elements,
+    ...wire().packWire(lines, elements),
     frames: [],
     fresh: true,
     viewport: { width: 1280, height: 800, scrollX: 0, scrollY: 0, docHeight: 800 },
     counts: { nodes: 3, canvas: 0, canvasArea: 0, svgIcons: 0, unlabelled: 0, semantic: 0 },
   };
+  const raw = JSON.parse(JSON.stringify(sent)) as RawCollect;
   return {
     raw,
     info: { index: 0, url: raw.url, xpath: '', offset: { x: 0, y: 0 } },
@@ -28,28 +30,58 @@ function frame(lines: RawLine[], elements: PackedElement[]): FrameCollect {
 }
 
 describe('packed payload', () => {
-  it('takes role and name from the line and rebuilds each xpath from the one before', () => {
+  it('takes role and name from the line and rebuilds each xpath and url from the one before', () => {
     const { elements, lines } = assemble([
       frame(
         [
-          [0, 'list\u0000', 0, 0, 0],
-          [1, 'link\u0000First offer', 1, 3, 10],
-          [1, 'h2\u0000Deals', 2, 3, 30],
-          [1, 'link\u0000Second offer', 3, 3, 50],
+          [0, 'list', 0, 8, 0, ''],
+          [1, 'link', 1, 3 | 8, 10, 'First offer'],
+          [1, 'h2', 2, 3 | 8, 30, 'Deals'],
+          [1, 'link', 3, 3 | 8, 50, 'Second offer'],
+          [1, 'link', 4, 3 | 8, 70, 'Third offer'],
         ],
         [
           [1, '', '', 'a', '/html/body/main/ul/li[1]/a', 1 | 2 | 8, '/p/1', [0, 10, 50, 20], 0],
-          // A heading's line shows h2, so its role travels itself; each xpath is what differs from the one before.
-          [2, 'heading', 'Deals', 'h2', [16, 'h2'], 1, 0, [0, 30, 50, 20], 0],
-          [3, '', '', 'a', [16, 'ul/li[2]/a'], 1 | 2 | 8, 'https://other.test/x', [0, 50, 50, 20], 0],
+          // A heading's line shows h2, so its role travels itself.
+          [2, 'heading', 'Deals', 'h2', '/html/body/main/h2', 1, '', [0, 30, 50, 20], 0],
+          [
+            3,
+            '',
+            '',
+            'a',
+            '/html/body/main/ul/li[2]/a',
+            1 | 2 | 8,
+            'https://other.test/x',
+            [0, 50, 50, 20],
+            0,
+          ],
+          [
+            4,
+            '',
+            '',
+            'a',
+            '/html/body/main/ul/li[3]/a',
+            1 | 2 | 8,
+            'https://other.test/y',
+            [0, 70, 50, 20],
+            0,
+          ],
         ],
       ),
     ]);
-    expect(lines).toHaveLength(4);
+    expect(lines).toHaveLength(5);
+    expect(lines.map((l) => [l.depth, l.text, l.id, l.top, l.parent])).toEqual([
+      [0, 'list\u0000', 0, 0, -1],
+      [1, 'link\u0000First offer', 1, 10, 0],
+      [1, 'h2\u0000Deals', 2, 30, 0],
+      [1, 'link\u0000Second offer', 3, 50, 0],
+      [1, 'link\u0000Third offer', 4, 70, 0],
+    ]);
     expect(elements.map((e) => [e.id, e.role, e.name, e.locator.xpath, e.url])).toEqual([
       [1, 'link', 'First offer', '/html/body/main/ul/li[1]/a', 'https://shop.test/p/1'],
       [2, 'heading', 'Deals', '/html/body/main/h2', undefined],
       [3, 'link', 'Second offer', '/html/body/main/ul/li[2]/a', 'https://other.test/x'],
+      [4, 'link', 'Third offer', '/html/body/main/ul/li[3]/a', 'https://other.test/y'],
     ]);
     expect(elements[0]!.locator).toEqual({
       xpath: '/html/body/main/ul/li[1]/a',

@@ -1,23 +1,17 @@
 /**
  * The walk's lines and elements travel packed (injected/wire.ts) and are read back in Node
- * (unpack.ts): what comes out must be what went in, whatever the page's text holds.
+ * (assemble.ts): what comes out must be what went in, whatever the page's text holds.
  */
 import { describe, expect, it } from 'vitest';
-import type {
-  PackedElement,
-  PageElement,
-  PageLine,
-  RawLine,
-  WireCollect,
-} from '../../lib/perception/injected/payload.ts';
+import type { PageElement, PageLine, RawCollect } from '../../lib/perception/injected/payload.ts';
 import { wire } from '../../lib/perception/injected/wire.ts';
-import { unpack } from '../../lib/perception/unpack.ts';
+import { assemble } from '../../lib/perception/tree.ts';
 
 const { packWire } = wire();
 
-/** Packed, sent as the page sends it (JSON), and read back. */
+/** Packed, sent as the page sends it (JSON), and assembled. */
 function roundTrip(lines: PageLine[], elements: PageElement[]) {
-  const sent: WireCollect = {
+  const sent: RawCollect = {
     url: 'https://shop.test/',
     title: 't',
     ...packWire(lines, elements),
@@ -27,7 +21,15 @@ function roundTrip(lines: PageLine[], elements: PageElement[]) {
     counts: { nodes: 3, canvas: 0, canvasArea: 0, svgIcons: 0, unlabelled: 0, semantic: 0 },
   };
   const json = JSON.stringify(sent);
-  return { json, raw: unpack(JSON.parse(json) as WireCollect) };
+  const raw = JSON.parse(json) as RawCollect;
+  const built = assemble([
+    {
+      raw,
+      info: { index: 0, url: raw.url, xpath: '', offset: { x: 0, y: 0 } },
+      clip: { x: 0, y: 0, w: 1280, h: 800 },
+    },
+  ]);
+  return { json, ...built };
 }
 
 const el = (id: number, xpath: string, extra: Partial<Record<number, unknown>> = {}): PageElement => {
@@ -48,37 +50,63 @@ describe('packed lines and elements', () => {
     ];
     const elements: PageElement[] = [
       el(1, '/html/body/main/ul/li[1]/a', { 6: '/p/1' }),
-      el(7, '/html/body/main/h2', { 1: 'heading', 2: 'Deals', 5: 1, 6: '/p/10', 7: 0 }),
+      el(7, '/html/body/main/h2', { 1: 'heading', 2: 'Deals', 3: 'h2', 5: 1, 6: '/p/10', 7: 0 }),
       el(3, '/html/body/main/ul/li[2]/iframe', {
         3: 'iframe',
-        5: 8,
+        5: 2 | 8,
         6: 'https://other.test/x',
         8: { value: 'v', states: { checked: true } },
       }),
     ];
-    const { raw } = roundTrip(lines, elements);
-    expect(raw.lines).toEqual<RawLine[]>([
-      [0, 'list\u0000', 0, 0, 0],
-      [1, 'link\u0000First "offer"', 1, 3, 10],
-      [1, 'Plain text with a \\ and ünïcödé', 0, 2, 10],
-      [1, 'h2\u0000Deals', 7, 2, 30],
-      [2, 'frame\u0000', 3, 4, 2000],
-      [0, 'after it', 0, 0, 5],
+    const { lines: out, elements: els } = roundTrip(lines, elements);
+    expect(out.map((l) => [l.depth, l.text, l.id, l.interactive, l.inViewport, l.top])).toEqual([
+      [0, 'list\u0000', 0, false, false, 0],
+      [1, 'link\u0000First "offer"', 1, true, true, 10],
+      [1, 'Plain text with a \\ and ünïcödé', 0, false, true, 10],
+      [1, 'h2\u0000Deals', 7, false, false, 30],
+      [2, 'frame\u0000', 3, false, false, 2000],
+      [0, 'after it', 0, false, false, 5],
     ]);
-    expect(raw.elements).toEqual<PackedElement[]>([
-      [1, '', '', 'a', '/html/body/main/ul/li[1]/a', 11, '/p/1', [0, 10, 50, 20], 0],
-      [7, 'heading', 'Deals', 'a', '/html/body/main/h2', 1, '/p/10', 0, 0],
-      [
-        3,
-        '',
-        '',
-        'iframe',
-        '/html/body/main/ul/li[2]/iframe',
-        8,
-        'https://other.test/x',
-        [0, 10, 50, 20],
-        { value: 'v', states: { checked: true } },
-      ],
+    expect(els).toEqual([
+      {
+        id: 1,
+        role: 'link',
+        name: 'First "offer"',
+        tag: 'a',
+        frame: 0,
+        locator: { xpath: '/html/body/main/ul/li[1]/a', role: 'link', name: 'First "offer"' },
+        inViewport: true,
+        interactive: true,
+        states: {},
+        box: { x: 0, y: 10, width: 50, height: 20 },
+        url: 'https://shop.test/p/1',
+      },
+      {
+        id: 7,
+        role: 'heading',
+        name: 'Deals',
+        tag: 'h2',
+        frame: 0,
+        locator: { xpath: '/html/body/main/h2', role: 'heading', name: 'Deals' },
+        inViewport: false,
+        interactive: false,
+        states: {},
+        url: 'https://shop.test/p/10',
+      },
+      {
+        id: 3,
+        role: 'frame',
+        name: '',
+        tag: 'iframe',
+        frame: 0,
+        locator: { xpath: '/html/body/main/ul/li[2]/iframe', role: 'frame', name: '' },
+        inViewport: false,
+        interactive: true,
+        states: { checked: true },
+        box: { x: 0, y: 10, width: 50, height: 20 },
+        url: 'https://other.test/x',
+        value: 'v',
+      },
     ]);
   });
 
@@ -92,34 +120,47 @@ describe('packed lines and elements', () => {
       `Item ${i}`,
     ]);
     const elements = lines.map((l) => el(l[2], `/html/body/ul/li[${l[2]}]/a`));
-    const { json, raw } = roundTrip(lines, elements);
+    const { json, lines: out, elements: els } = roundTrip(lines, elements);
     expect(json).not.toContain('\\u0000');
-    expect(raw.lines[49]).toEqual([1, 'link\u0000Item 49', 50, 0, 980]);
-    expect(raw.elements[49]![4]).toBe('/html/body/ul/li[50]/a');
-    // The same as JSON tuples (the form before, but for its xpath deltas): quotes, brackets, \u0000.
-    const tuples = JSON.stringify({ lines: raw.lines, elements: raw.elements });
-    expect(json.length).toBeLessThan(tuples.length * 0.7);
+    expect(out[49]!.text).toBe('link\u0000Item 49');
+    expect(out[49]!.top).toBe(980);
+    expect(els[49]!.locator.xpath).toBe('/html/body/ul/li[50]/a');
+    // The same as JSON tuples (the form before, which sent each xpath past a shared prefix too):
+    // quotes, brackets and a \u0000 on every line.
+    const tuples = JSON.stringify({
+      lines: lines.map((l) => [l[0], `${l[1]}\u0000${l[5]}`, l[2], l[3] & 7, l[4]]),
+      elements: elements.map((e, i) => [
+        e[0],
+        '',
+        '',
+        e[3],
+        [i ? 17 : 0, e[4].slice(i ? 17 : 0)],
+        11,
+        0,
+        e[7],
+        0,
+      ]),
+    });
+    expect(json.length).toBeLessThan(tuples.length * 0.8);
   });
 
   it('keeps the parts apart when a text holds a DEL itself (it shows as U+FFFD)', () => {
-    const { raw } = roundTrip(
+    const { lines, elements } = roundTrip(
       [
         [0, 'odd\x7ftext', 0, 0, 0, ''],
         [0, 'button', 1, 1 | 8, 0, 'Go\x7f'],
       ],
-      [el(1, '/html/body/button', { 3: 'button', 6: '/x\x7fy' })],
+      [el(1, '/html/body/button', { 3: 'button', 6: 'https://x.test/a\x7fb' })],
     );
-    expect(raw.lines).toEqual([
-      [0, 'odd\ufffdtext', 0, 0, 0],
-      [0, 'button\u0000Go\ufffd', 1, 1, 0],
-    ]);
-    expect(raw.elements[0]![3]).toBe('button');
-    expect(raw.elements[0]![6]).toBe('/x\ufffdy');
+    expect(lines.map((l) => l.text)).toEqual(['odd\ufffdtext', 'button\u0000Go\ufffd']);
+    expect(elements[0]!.tag).toBe('button');
+    expect(elements[0]!.name).toBe('Go\ufffd');
+    expect(elements[0]!.url).toBe('https://x.test/a\ufffdb');
   });
 
   it('reads an empty walk', () => {
-    const { raw } = roundTrip([], []);
-    expect(raw.lines).toEqual([]);
-    expect(raw.elements).toEqual([]);
+    const { lines, elements } = roundTrip([], []);
+    expect(lines).toEqual([]);
+    expect(elements).toEqual([]);
   });
 });

@@ -2,8 +2,9 @@ import type { Features } from './features.ts';
 import type { Interactivity } from './interactive.ts';
 import type { LineRules } from './line-rules.ts';
 import type { Names } from './names.ts';
-import type { PageElement, PageLine, RawFrameSlot, WireCollect } from './payload.ts';
+import type { PageElement, PageLine, RawCollect, RawFrameSlot } from './payload.ts';
 import type { Records } from './record.ts';
+import type { Scoping } from './scope.ts';
 import type { Semantics } from './semantics.ts';
 import type { States } from './states.ts';
 import type { Wire } from './wire.ts';
@@ -35,9 +36,10 @@ export type Helpers = Semantics &
   XPaths &
   Records &
   LineRules &
+  Scoping &
   Wire;
 
-export function collect(opts: CollectOptions, sem: Helpers): WireCollect {
+export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
   const { NAME_FROM_CONTENT, STRUCTURAL, PROMOTABLE, clean, cap, roleOf, nameOf } = sem;
   const { nativeInteractive, clickKind, urlOf, extraOf, shownRole, frameSlot, xpathChain } = sem;
   const { plainInline, isHidden, scrollsItself, worthALine, packWire } = sem;
@@ -81,53 +83,11 @@ export function collect(opts: CollectOptions, sem: Helpers): WireCollect {
     return el.shadowRoot ?? closedRoots?.get(el) ?? null;
   }
 
-  // Stagehand's selectors: `xpath=…`, a bare XPath (`/html/body/main`, `//h1`, `(//div)[2]`), or CSS.
-  function xpathIn(selector: string): string | undefined {
-    if (/^xpath=/i.test(selector)) return selector.slice(6);
-    return /^[/(]/.test(selector) ? selector : undefined;
-  }
+  const scope = sem.scopeOf(doc, opts.selector, opts.ignore);
+  const { ignoredEls, ignoreSel } = scope;
+  if (scope.error !== undefined) return emptyResult(scope.error);
 
-  // Ignored elements: XPath ones found once here, CSS ones tested per element (that reaches into
-  // shadow roots as well). One that is not valid is skipped, as the SDK skips it.
-  const ignoredEls = new Set<Node>();
-  const ignoreCss: string[] = [];
-  for (const raw of opts.ignore ?? []) {
-    const sel = raw.trim();
-    if (!sel) continue;
-    const xpath = xpathIn(sel);
-    try {
-      if (xpath === undefined) {
-        doc.createDocumentFragment().querySelector(sel);
-        ignoreCss.push(sel);
-        continue;
-      }
-      const found = doc.evaluate(xpath, doc, null, XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null);
-      for (let i = 0; i < found.snapshotLength; i++) ignoredEls.add(found.snapshotItem(i)!);
-    } catch {
-      // not a valid selector
-    }
-  }
-  const ignoreSel = ignoreCss.join(', ');
-
-  let scopeRoot: Element | null = doc.documentElement;
-  if (opts.selector) {
-    const sel = opts.selector.trim();
-    const xpath = xpathIn(sel);
-    try {
-      if (xpath === undefined) scopeRoot = doc.querySelector(sel);
-      else {
-        const first = XPathResult.FIRST_ORDERED_NODE_TYPE;
-        const node = doc.evaluate(xpath, doc, null, first, null).singleNodeValue;
-        // `/` is the document itself: the whole page.
-        scopeRoot = node === doc ? doc.documentElement : node?.nodeType === 1 ? (node as Element) : null;
-      }
-    } catch {
-      return emptyResult(`invalid selector: ${opts.selector}`);
-    }
-    if (!scopeRoot) return emptyResult(`no element matches selector: ${opts.selector}`);
-  }
-
-  function emptyResult(error: string): WireCollect {
+  function emptyResult(error: string): RawCollect {
     return {
       url: location.href,
       title: doc.title,
@@ -263,7 +223,7 @@ export function collect(opts: CollectOptions, sem: Helpers): WireCollect {
         (kind === 'button' || kind === 'link') && PROMOTABLE.has(role)
           ? kind
           : role || (scrollable ? 'scrollable' : 'clickable');
-      const { name, label } = nameOf(el, effectiveRole, root);
+      const { name, label } = nameOf(el, effectiveRole, root, style);
       if (role && role !== 'generic' && role !== 'none') counts.semantic++;
       if (interactive && !name) counts.unlabelled++;
       const emits = worthALine(tag, role, name, interactive, scrollable);
@@ -381,7 +341,7 @@ export function collect(opts: CollectOptions, sem: Helpers): WireCollect {
     void root;
   }
 
-  walkNode(scopeRoot!, 0, 'auto', doc, false);
+  walkNode(scope.root!, 0, 'auto', doc, false);
   g.__bfnLocalNext = nextId;
   // The per-walk caches key on elements: emptied now, they keep no removed DOM alive until the next read.
   sem.resetFeatures();

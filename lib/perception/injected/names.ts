@@ -19,14 +19,17 @@ export function names({ NAME_FROM_CONTENT, clean, cap }: Semantics) {
     return clean(parts.join(' '));
   }
 
-  /** Text of the subtree as it would be read, with icon labels (alt, aria-label, svg title) filled in. */
-  function contentText(el: Element): string {
+  /**
+   * Text of the subtree as it would be read, with icon labels (alt, aria-label, svg title) filled in.
+   * `style`: the element's computed style, when the caller holds it already.
+   */
+  function contentText(el: Element, style?: CSSStyleDeclaration): string {
     // Most named elements hold only text (a link's words, a cell's number). There the text as read
     // is the text itself, whitespace aside, unless CSS changes its case; innerText, which lays the
     // words out to find out, costs several times as much.
     const leaf = !el.firstElementChild;
     let text = clean(
-      leaf && getComputedStyle(el).textTransform === 'none'
+      leaf && (style ?? getComputedStyle(el)).textTransform === 'none'
         ? el.textContent
         : ((el as HTMLElement).innerText ?? el.textContent),
     );
@@ -79,7 +82,12 @@ export function names({ NAME_FROM_CONTENT, clean, cap }: Semantics) {
     return '';
   }
 
-  function nameOf(el: Element, role: string, root: Document | ShadowRoot): { name: string; label: string } {
+  function nameOf(
+    el: Element,
+    role: string,
+    root: Document | ShadowRoot,
+    style?: CSSStyleDeclaration,
+  ): { name: string; label: string } {
     const by = el.getAttribute('aria-labelledby');
     if (by) {
       const t = textOfIds(by, root);
@@ -119,7 +127,7 @@ export function names({ NAME_FROM_CONTENT, clean, cap }: Semantics) {
       if (title) return { name: clean(title.textContent), label: '' };
     }
     if (NAME_FROM_CONTENT.has(role) || tag === 'summary') {
-      const t = contentText(el);
+      const t = contentText(el, style);
       if (t) return { name: cap(t, 160), label: '' };
     }
     const title = clean(el.getAttribute('title'));

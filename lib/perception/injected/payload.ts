@@ -3,11 +3,8 @@ import type { WatchMark } from './watch.ts';
 
 /**
  * What collect() sends back from a page frame, shaped to keep big pages' payloads small; the
- * caller (tree.ts, snapshot.ts) turns it into a Snapshot.
+ * caller (assemble.ts, snapshot.ts) turns it into a Snapshot.
  */
-
-/** [depth, text, elementId (0 = none), flags, docTop] — flags: 1 interactive, 2 in viewport, 4 frame slot. */
-export type RawLine = [number, string, number, number, number];
 
 /** Rarely present element fields, sent only when there is something to send. */
 export interface PackedExtra {
@@ -23,27 +20,6 @@ export interface PackedExtra {
   facts?: ControlFacts;
 }
 
-/**
- * One element, as a tuple to keep big pages' payloads small:
- * [id, role, name, tag, xpath, flags (1 in viewport, 2 interactive, 4 scrollable, 8 role and name
- *  as on its line), url | 0, [x, y, w, h] | 0, extra | 0]. A url starting with `/` is relative to
- * the frame's origin. With flag 8, role and name are sent empty: the element's line (the one with
- * its id) says them. The xpath is whole, or [n, rest]: the first n characters of the previous
- * element's xpath followed by rest (elements come in document order, so neighbours share most of
- * their path).
- */
-export type PackedElement = [
-  number,
-  string,
-  string,
-  string,
-  string | [number, string],
-  number,
-  string | 0,
-  [number, number, number, number] | 0,
-  PackedExtra | 0,
-];
-
 export interface RawFrameSlot {
   key: number;
   line: number;
@@ -57,13 +33,15 @@ export interface RawFrameSlot {
 
 /**
  * A line as the walk keeps it in the page: [depth, text, elementId (0 = none), flags, docTop, name]
- * — flags as RawLine's, plus 8 for an element line, whose text is its role word and whose name is
- * the last field ('' on text lines).
+ * — flags: 1 interactive, 2 in viewport, 4 frame slot, 8 an element line, whose text is its role
+ * word and whose name is the last field ('' on text lines).
  */
 export type PageLine = [number, string, number, number, number, string];
 
 /**
- * An element as the walk keeps it in the page: PackedElement with its xpath whole and '' for no url.
+ * An element as the walk keeps it in the page: [id, role, name, tag, xpath, flags (1 in viewport,
+ * 2 interactive, 4 scrollable, 8 role and name as on its line: sent empty), url ('' for none; one
+ * starting with `/` is relative to the frame's origin), [x, y, w, h] | 0, extra | 0].
  */
 export type PageElement = [
   number,
@@ -78,7 +56,7 @@ export type PageElement = [
 ];
 
 /**
- * The lines and elements as they travel (wire.ts packs them in the page, unpack.ts reads them in
+ * The lines and elements as they travel (wire.ts packs them in the page, assemble.ts reads them in
  * Node): strings joined by DEL (U+007F, which neither JSON nor the CDP message escapes, and which no
  * page text needs: it prints nothing), numbers in flat arrays. Tuples of short strings cost ~18
  * characters of quotes, brackets and commas each, and every quote is escaped again inside the CDP
@@ -97,20 +75,16 @@ export interface WireParts {
   rl: string[];
   /** Per element: tag, the xpath past what it shares with the previous one, the url past what it shares, role and name unless flag 8. */
   et: string;
-  /** Per element: id − (previous id + 1), flags (PackedElement's, plus 16 extra, 32 box, 64 url), xpath shared, [url shared], [x, y, w, h]. */
+  /** Per element: id − (previous id + 1), flags (PageElement's, plus 16 extra, 32 box, 64 url), xpath shared, [url shared], [x, y, w, h]. */
   en: number[];
   /** The extras of the elements with flag 16, in order. */
   ex: PackedExtra[];
 }
 
-/** What collect() sends: RawCollect with its lines and elements packed. */
-export type WireCollect = Omit<RawCollect, 'lines' | 'elements'> & WireParts;
-
-export interface RawCollect {
+/** What collect() sends, its lines and elements packed. */
+export interface RawCollect extends WireParts {
   url: string;
   title: string;
-  lines: RawLine[];
-  elements: PackedElement[];
   frames: RawFrameSlot[];
   /** First snapshot of this document: its ids start over. */
   fresh: boolean;

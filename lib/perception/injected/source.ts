@@ -5,6 +5,7 @@ import { lineRules } from './line-rules.ts';
 import { names } from './names.ts';
 import { records } from './record.ts';
 import { resolveLocator } from './resolve.ts';
+import { scoping } from './scope.ts';
 import { semantics } from './semantics.ts';
 import { states } from './states.ts';
 import { armWatch } from './watch.ts';
@@ -23,7 +24,18 @@ function expression(fn: (arg: never) => unknown, arg: unknown): string {
  * The in-page factories of collect()'s helpers, in order: each is handed the helpers made before it
  * and adds its own to the one object collect() runs with (see Helpers in collect.ts).
  */
-const HELPERS = [semantics, names, states, interactivity, features, xpaths, records, lineRules, wire];
+const HELPERS = [
+  semantics,
+  names,
+  states,
+  interactivity,
+  features,
+  xpaths,
+  records,
+  lineRules,
+  scoping,
+  wire,
+];
 
 /**
  * Asked to, a document whose DOM changed within the last `quietMs` (the mutation clock the context's

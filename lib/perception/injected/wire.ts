@@ -17,7 +17,9 @@ export function wire() {
    */
   function joinParts(parts: string[]): string {
     const s = parts.join(SEP);
-    if (parts.length === 0 || s.split(SEP).length === parts.length) return s;
+    let count = 1;
+    for (let i = s.indexOf(SEP); i !== -1; i = s.indexOf(SEP, i + 1)) count++;
+    if (parts.length === 0 || count === parts.length) return s;
     return parts.map((p) => p.split(SEP).join('\ufffd')).join(SEP);
   }
 

@@ -47,6 +47,8 @@ export function xpaths() {
 
   /** XPath chain across shadow roots: host segment >> inner segment (see DurableLocator). */
   function xpathChain(el: Element): string {
+    // Most elements live in the document itself: one segment, nothing to join.
+    if (!(el.getRootNode() instanceof ShadowRoot)) return xpathInRoot(el);
     const segments: string[] = [];
     for (let n: Element | null = el; n; ) {
       segments.push(xpathInRoot(n));
