@@ -214,7 +214,7 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
     // can name it like any other control.
     const kind = hidden || native ? '' : clickKind(el, ownCursor, cursor);
     const interactive = native || kind !== '';
-    const scrollable = !hidden && scrollsItself(el, style);
+    const scrollable = !hidden && scrollsItself(el, style, display);
 
     let childDepth = depth;
     let covered = nameCovered;

@@ -51,12 +51,25 @@ export function lineRules({
     );
   }
 
+  /** Displays whose boxes never scroll their content: CSS overflow does not apply to them. */
+  const NO_OVERFLOW = new Set([
+    'inline',
+    'table-row',
+    'table-row-group',
+    'table-header-group',
+    'table-footer-group',
+    'table-column',
+    'table-column-group',
+  ]);
+
   /** A box (not the page itself) that scrolls its own content. */
-  function scrollsItself(el: Element, style: CSSStyleDeclaration): boolean {
+  function scrollsItself(el: Element, style: CSSStyleDeclaration, display: string): boolean {
     const tag = el.localName;
     return (
       tag !== 'html' &&
       tag !== 'body' &&
+      // Overflow applies to none of these boxes (a link, a table row): no computed style read for them.
+      !NO_OVERFLOW.has(display) &&
       (style.overflowY === 'auto' || style.overflowY === 'scroll') &&
       el.scrollHeight > el.clientHeight + 4
     );

@@ -26,6 +26,33 @@ export function xpaths() {
     tagCounts.set(parent, counts);
   }
 
+  /** How far a sibling scan goes before the parent's children are numbered all at once. */
+  const SCAN = 16;
+
+  /**
+   * The element's position among its siblings of the same tag, or 0 when it has none. Most
+   * parents have a few children: a scan of the neighbours costs less than numbering them all in
+   * maps; a parent with many (a long list) gets numbered once.
+   */
+  function placeAmongSiblings(el: Element, parent: Node): number {
+    const tag = el.localName;
+    if (!tagCounts.has(parent)) {
+      let index = 1;
+      let steps = 0;
+      let s = el.previousElementSibling;
+      for (; s && steps < SCAN; s = s.previousElementSibling, steps++) if (s.localName === tag) index++;
+      if (!s) {
+        if (index > 1) return index;
+        steps = 0;
+        let n = el.nextElementSibling;
+        for (; n && steps < SCAN; n = n.nextElementSibling, steps++) if (n.localName === tag) return 1;
+        if (!n) return 0;
+      }
+      indexChildren(parent);
+    }
+    return (tagCounts.get(parent)?.get(tag) ?? 1) > 1 ? (siblingIndex.get(el) ?? 1) : 0;
+  }
+
   /** One XPath segment from `el` up to its root (document or shadow root). */
   function xpathInRoot(el: Element): string {
     const cached = pathCache.get(el);
@@ -36,10 +63,8 @@ export function xpaths() {
     const plain = html && /^[A-Za-z_][\w.-]*$/.test(el.localName);
     const quote = el.localName.includes("'") ? '"' : "'";
     const test = plain ? el.localName : `*[local-name()=${quote}${el.localName}${quote}]`;
-    if (parent && !siblingIndex.has(el)) indexChildren(parent);
-    const index = siblingIndex.get(el) ?? 1;
-    const twins = (tagCounts.get(parent as Node)?.get(el.localName) ?? 1) > 1;
-    const step = twins ? `${test}[${index}]` : test;
+    const index = parent ? placeAmongSiblings(el, parent) : 0;
+    const step = index ? `${test}[${index}]` : test;
     const path = parent && parent.nodeType === 1 ? `${xpathInRoot(parent as Element)}/${step}` : `/${step}`;
     pathCache.set(el, path);
     return path;
