@@ -124,7 +124,12 @@ export async function collectAll(
   watch?: string,
 ): Promise<{ collected: FrameCollect[]; live: DriverFrame[] } | undefined> {
   const main = page.mainFrame();
-  const others = options.frames === false ? [] : page.frames().filter((f) => f !== main);
+  // A frame showing the browser's own error page (its document failed to load) holds nothing of
+  // the site's: asking it costs round trips on every read.
+  const others =
+    options.frames === false
+      ? []
+      : page.frames().filter((f) => f !== main && !f.url().startsWith('chrome-error:'));
   const [mainRaw, ...childRaws] = await Promise.all([
     collectFrame(main, options, true, quietMs, watch).catch((err: Error) => {
       throw new SnapshotError(`could not read the page: ${err.message.split('\n')[0]}`);
@@ -153,9 +158,24 @@ export async function collectAll(
     const parent = collected[at]!;
     if (parent.raw.frames.length === 0) continue;
     const children = live[at]!.children().filter((c) => rawOf.has(c));
-    const keys = await Promise.all(children.map(keyOf));
+    // Keys already known first: a frame whose <iframe> is no slot (hidden, 0×0) has no key, and
+    // asking for it costs round trips — only worth it while a slot is still without its frame.
+    const byKey = new Map<number, DriverFrame>();
+    const unknown: DriverFrame[] = [];
+    for (const c of children) {
+      const known = frameKeys.get(c);
+      if (known === undefined) unknown.push(c);
+      else byKey.set(known, c);
+    }
+    if (unknown.length > 0 && parent.raw.frames.some((s) => !byKey.has(s.key))) {
+      const keys = await Promise.all(unknown.map(keyOf));
+      unknown.forEach((c, i) => {
+        const key = keys[i];
+        if (key !== undefined && !byKey.has(key)) byKey.set(key, c);
+      });
+    }
     for (const slot of parent.raw.frames) {
-      const child = children[keys.indexOf(slot.key)];
+      const child = byKey.get(slot.key);
       if (!child) continue;
       const offset = { x: parent.info.offset.x + slot.x, y: parent.info.offset.y + slot.y };
       const raw = rawOf.get(child)!;

@@ -1,0 +1,77 @@
+/**
+ * What reading a page's frames costs on a real-world page: a visible iframe is read and stitched
+ * under its slot; a 0×0 one (a tracker's) and one whose document failed to load (the browser's own
+ * error page) add nothing, and once the page has been read they cost no round trip either — the
+ * error page is never asked, and no frame's <iframe> is looked up again while every slot has its
+ * frame.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Browser, Frame } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { snapshot } from '../../lib/perception/snapshot.ts';
+import { openPage, startBrowser } from '../support/browser.ts';
+
+const MAIN = `<!doctype html><html><body><h1>Sign in</h1>
+<iframe src="/child" width="300" height="150" title="Captcha"></iframe>
+<iframe srcdoc="<button>Tracker</button>" style="width:0;height:0;border:0"></iframe>
+<iframe src="/drop" style="width:0;height:0;border:0"></iframe>
+<button>Continue</button></body></html>`;
+
+let browser: Browser;
+let server: http.Server;
+let base: string;
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    // A connection dropped without an answer: the frame shows the browser's error page.
+    if (req.url === '/drop') return req.socket.destroy();
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(req.url === '/child' ? '<button>I am human</button>' : MAIN);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  browser = await startBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+  await new Promise((r) => server?.close(r));
+});
+
+describe('frames on a real-world page', () => {
+  it('reads the visible iframe; the hidden and the failed ones cost no round trip once the page is read', async () => {
+    const { page, context } = await openPage(browser, `${base}/`);
+    try {
+      await expect
+        .poll(() => page.frames().some((f) => f.url().startsWith('chrome-error:')), { timeout: 30_000 })
+        .toBe(true);
+      const first = await snapshot(page);
+      expect(first.tree).toContain('I am human');
+      expect(first.tree).toContain('Continue');
+      expect(first.tree).not.toContain('Tracker');
+
+      const proto = Object.getPrototypeOf(page.mainFrame()) as Frame;
+      const original = proto.evaluate;
+      const asked: string[] = [];
+      const lookups = vi.spyOn(proto, 'frameElement');
+      const evaluate = vi.spyOn(proto, 'evaluate').mockImplementation(function (
+        this: Frame,
+        ...args: unknown[]
+      ) {
+        asked.push(this.url());
+        return Reflect.apply(original, this, args) as ReturnType<Frame['evaluate']>;
+      } as Frame['evaluate']);
+      try {
+        const again = await snapshot(page);
+        expect(again.tree).toBe(first.tree);
+        expect(lookups).not.toHaveBeenCalled();
+        expect(asked.filter((u) => u.startsWith('chrome-error:'))).toEqual([]);
+      } finally {
+        lookups.mockRestore();
+        evaluate.mockRestore();
+      }
+    } finally {
+      await context.close();
+    }
+  });
+});
