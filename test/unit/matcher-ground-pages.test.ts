@@ -209,3 +209,17 @@ describe('Chinese and Japanese words, written without spaces', () => {
     expect(picked(snap, 'type "pw" into the password field')).toBe(2);
   });
 });
+
+describe('two passwords, the confirmation first in the markup', () => {
+  it('"re-type pass" before "pass": the other one is the new password', () => {
+    const snap = page([
+      text('username', 1, { attrs: 'username' }),
+      pw('re-type pass', 1, { attrs: 'pass2' }),
+      pw('pass', 1, { attrs: 'pass' }),
+      text('email', 1, { attrs: 'email' }),
+      button('Sign up now', 1, { form: 1, submit: true }),
+    ]);
+    expect(picked(snap, 'type "pw" into the new password field')).toBe(3);
+    expect(picked(snap, 'type "pw" into the confirm password field')).toBe(2);
+  });
+});

@@ -223,6 +223,9 @@ function byPlace(form: FormInfo) {
   for (let i = 0; i + 1 < pws.length; i++) if (pws[i + 1]!.password === 'confirm') setPlace(pws[i], 'new');
   if (pws.length === 2) {
     if (pws[0]!.password === 'current') setPlace(pws[1], 'new');
+    // The confirmation first in the markup ("re-type pass", then "pass" laid out to its right):
+    // the other one is the new password.
+    else if (pws[0]!.password === 'confirm') setPlace(pws[1], 'new');
     else if (hasIdentity || saysNew || signupButton) {
       setPlace(pws[0], 'new');
       setPlace(pws[1], 'confirm');
