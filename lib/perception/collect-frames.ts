@@ -105,6 +105,45 @@ async function keyOf(frame: DriverFrame): Promise<number | undefined> {
   }
 }
 
+/** Frames whose <iframe> had no key when looked up (no slot then), and the slot keys each parent had. */
+const keyless = new WeakSet<DriverFrame>();
+const slotsSeen = new WeakMap<DriverFrame, Set<number>>();
+
+/**
+ * Which child frame fills each of the parent's slots, by the key the parent's walk put on the
+ * <iframe>. Keys once known are remembered; looking one up costs round trips, so it is done only
+ * when it can change the answer: a child never looked up, or a slot key the parent never had
+ * before (an <iframe> that became a slot). A 0×0 or hidden iframe has no slot and no key, and a
+ * slot whose document failed to load has no frame to read: neither is looked up on every read.
+ */
+async function matchSlots(
+  parentFrame: DriverFrame,
+  slots: RawCollect['frames'],
+  children: DriverFrame[],
+): Promise<Map<number, DriverFrame>> {
+  const byKey = new Map<number, DriverFrame>();
+  const unknown: DriverFrame[] = [];
+  for (const c of children) {
+    const known = frameKeys.get(c);
+    if (known === undefined) unknown.push(c);
+    else byKey.set(known, c);
+  }
+  const seen = slotsSeen.get(parentFrame) ?? new Set<number>();
+  const newSlot = slots.some((s) => !byKey.has(s.key) && !seen.has(s.key));
+  const newChild = unknown.some((c) => !keyless.has(c));
+  if (unknown.length > 0 && (newSlot || newChild)) {
+    const keys = await Promise.all(unknown.map(keyOf));
+    unknown.forEach((c, i) => {
+      const key = keys[i];
+      if (key === undefined) keyless.add(c);
+      else if (!byKey.has(key)) byKey.set(key, c);
+    });
+  }
+  for (const s of slots) seen.add(s.key);
+  slotsSeen.set(parentFrame, seen);
+  return byKey;
+}
+
 const intersect = (a: FrameCollect['clip'], b: FrameCollect['clip']): FrameCollect['clip'] => {
   const x = Math.max(a.x, b.x);
   const y = Math.max(a.y, b.y);
@@ -158,22 +197,7 @@ export async function collectAll(
     const parent = collected[at]!;
     if (parent.raw.frames.length === 0) continue;
     const children = live[at]!.children().filter((c) => rawOf.has(c));
-    // Keys already known first: a frame whose <iframe> is no slot (hidden, 0×0) has no key, and
-    // asking for it costs round trips — only worth it while a slot is still without its frame.
-    const byKey = new Map<number, DriverFrame>();
-    const unknown: DriverFrame[] = [];
-    for (const c of children) {
-      const known = frameKeys.get(c);
-      if (known === undefined) unknown.push(c);
-      else byKey.set(known, c);
-    }
-    if (unknown.length > 0 && parent.raw.frames.some((s) => !byKey.has(s.key))) {
-      const keys = await Promise.all(unknown.map(keyOf));
-      unknown.forEach((c, i) => {
-        const key = keys[i];
-        if (key !== undefined && !byKey.has(key)) byKey.set(key, c);
-      });
-    }
+    const byKey = await matchSlots(live[at]!, parent.raw.frames, children);
     for (const slot of parent.raw.frames) {
       const child = byKey.get(slot.key);
       if (!child) continue;

@@ -1,9 +1,9 @@
 /**
  * What reading a page's frames costs on a real-world page: a visible iframe is read and stitched
  * under its slot; a 0×0 one (a tracker's) and one whose document failed to load (the browser's own
- * error page) add nothing, and once the page has been read they cost no round trip either — the
- * error page is never asked, and no frame's <iframe> is looked up again while every slot has its
- * frame.
+ * error page, here also in a visible slot) add nothing, and once the page has been read they cost
+ * no round trip either: the error page is never asked, and no <iframe> is looked up again until a
+ * new frame or a new slot appears — as when the failed slot loads a page after all.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,6 +16,7 @@ const MAIN = `<!doctype html><html><body><h1>Sign in</h1>
 <iframe src="/child" width="300" height="150" title="Captcha"></iframe>
 <iframe srcdoc="<button>Tracker</button>" style="width:0;height:0;border:0"></iframe>
 <iframe src="/drop" style="width:0;height:0;border:0"></iframe>
+<iframe id="ad" src="/drop" width="200" height="100"></iframe>
 <button>Continue</button></body></html>`;
 
 let browser: Browser;
@@ -27,7 +28,10 @@ beforeAll(async () => {
     // A connection dropped without an answer: the frame shows the browser's error page.
     if (req.url === '/drop') return req.socket.destroy();
     res.writeHead(200, { 'content-type': 'text/html' });
-    res.end(req.url === '/child' ? '<button>I am human</button>' : MAIN);
+    const child = { '/child': '<button>I am human</button>', '/later': '<a href="#">Later offer</a>' }[
+      req.url ?? ''
+    ];
+    res.end(child ?? MAIN);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -70,6 +74,11 @@ describe('frames on a real-world page', () => {
         lookups.mockRestore();
         evaluate.mockRestore();
       }
+      // The failed slot's frame loads a page after all: it is found and read under its slot.
+      await page.evaluate(() => document.getElementById('ad')!.setAttribute('src', '/later'));
+      await expect
+        .poll(async () => (await snapshot(page)).tree, { timeout: 30_000 })
+        .toContain('Later offer');
     } finally {
       await context.close();
     }
