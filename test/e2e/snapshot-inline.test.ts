@@ -222,6 +222,19 @@ describe('snapshot on real Chromium', () => {
     expect(png.length).toBeGreaterThan(100);
   });
 
+  it('leaves out what content-visibility: hidden skips, and only that', async () => {
+    // On a table row (or a link) the property does nothing: Chromium shows the cells, so must we.
+    await page.setContent(
+      '<table><tr style="content-visibility:hidden"><td>Row shown</td><td><a href="/x">Row link</a></td></tr></table>' +
+        '<div style="content-visibility:hidden"><p>Block skipped</p><button>Skipped button</button></div>',
+    );
+    const snap = await snapshot(page);
+    expect(snap.tree).toContain('cell: Row shown');
+    expect(snap.tree).toMatch(/\[\d+\] link: Row link/);
+    expect(snap.tree).not.toContain('Block skipped');
+    expect(snap.tree).not.toContain('Skipped button');
+  });
+
   it('scores DOM confidence low on a canvas page with unlabelled icon buttons', async () => {
     await page.setContent(
       `<canvas width="1200" height="700"></canvas>` +

@@ -275,8 +275,8 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
     if (tag === 'details' && !(el as unknown as HTMLDetailsElement).open) {
       const summary = el.querySelector(':scope > summary');
       if (summary) walkNode(summary, childDepth, childCursor, root, covered);
-    } else if (style.contentVisibility === 'hidden') {
-      // nothing inside is on screen
+    } else if (sem.containable(display) && style.contentVisibility === 'hidden') {
+      // nothing inside is on screen (a link or a table row ignores the property)
     } else if (shadow) walkChildren(shadow, childDepth, childCursor, shadow, covered);
     else walkChildren(el, childDepth, childCursor, root, covered);
     textTop = savedTop;

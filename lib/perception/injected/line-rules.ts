@@ -51,7 +51,10 @@ export function lineRules({
     );
   }
 
-  /** Displays whose boxes never scroll their content: CSS overflow does not apply to them. */
+  /**
+   * Displays whose boxes never scroll their content and skip none of it: neither CSS overflow nor
+   * containment (so content-visibility) applies to them.
+   */
   const NO_OVERFLOW = new Set([
     'inline',
     'table-row',
@@ -96,7 +99,10 @@ export function lineRules({
     );
   }
 
-  return { plainInline, isHidden, scrollsItself, worthALine };
+  /** Whether content-visibility can apply to a box of this display (containment can). */
+  const containable = (display: string): boolean => !NO_OVERFLOW.has(display);
+
+  return { plainInline, isHidden, scrollsItself, worthALine, containable };
 }
 
 export type LineRules = ReturnType<typeof lineRules>;

@@ -6,6 +6,8 @@ import type { Semantics } from './semantics.ts';
  * but for the semantics() helpers it is handed.
  */
 export function states({ clean }: Semantics) {
+  const DISABLABLE = new Set(['button', 'input', 'select', 'textarea', 'optgroup', 'option', 'fieldset']);
+
   function statesOf(el: Element, role: string): Record<string, boolean | string> {
     const s: Record<string, boolean | string> = {};
     const tag = el.localName;
@@ -27,7 +29,10 @@ export function states({ clean }: Semantics) {
     else if (tag === 'details') s.expanded = (el as HTMLDetailsElement).open;
     else if (tag === 'summary' && el.parentElement?.localName === 'details')
       s.expanded = (el.parentElement as HTMLDetailsElement).open;
-    if (el.matches(':disabled') || aria('aria-disabled') === 'true') s.disabled = true;
+    // Only form controls (and form-associated custom elements) can match :disabled: a link never does,
+    // and a selector match per link is most of a big page's state reads.
+    if ((DISABLABLE.has(tag) || tag.includes('-')) && el.matches(':disabled')) s.disabled = true;
+    else if (aria('aria-disabled') === 'true') s.disabled = true;
     if ((el as HTMLInputElement).required || aria('aria-required') === 'true') s.required = true;
     if ((el as HTMLInputElement).readOnly || aria('aria-readonly') === 'true') s.readonly = true;
     if (aria('aria-pressed') === 'true' && role === 'button') s.pressed = true;
