@@ -223,3 +223,22 @@ describe('two passwords, the confirmation first in the markup', () => {
     expect(picked(snap, 'type "pw" into the confirm password field')).toBe(2);
   });
 });
+
+describe('a "show password" text copy beside each password box', () => {
+  it('is one field with its password box: the new account form’s password is the new one', () => {
+    const snap = page([
+      text('Email', 1, { attrs: 'email emailForSignIn' }),
+      text('Password', 1, { attrs: 'passwordPlain passwordPlainForSignIn' }),
+      pw('Password', 1, { attrs: 'password passwordForSignIn' }),
+      button('Sign In', 1, { form: 1, submit: true }),
+      text('Name', 2, { attrs: 'username' }),
+      { role: 'textbox', name: 'Email for New Account', inputType: 'email', form: 2, f: { attrs: 'email' } },
+      text('Password', 2, { attrs: 'passwordPlain passwordPlainForNewAccount' }),
+      pw('Password', 2, { attrs: 'password passwordForNewAccount' }),
+      button('Sign Up', 2, { form: 2, submit: true }),
+    ]);
+    expect(picked(snap, 'type "pw" into the new password field')).toBe(8);
+    // Both forms' passwords read just "Password": which one a task means is not said.
+    expect(picked(snap, 'type "pw" into the password field')).toMatch(/^defer/);
+  });
+});

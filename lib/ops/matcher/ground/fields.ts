@@ -235,7 +235,12 @@ function byPlace(form: FormInfo) {
     setPlace(pws[1], 'new');
     setPlace(pws[2], 'confirm');
   } else if (pws.length === 1 && signupButton && !loginButton) setPlace(pws[0], 'new');
-  else if (pws.length === 1 && !loginButton && live.some((f) => f.kind !== 'password' && asksName(f)))
+  else if (
+    pws.length === 1 &&
+    !loginButton &&
+    // A person's name, or a field that reads as making an account ("Email for New Account").
+    live.some((f) => f.kind !== 'password' && (asksName(f) || f.says.get('xsignup') === 'seen'))
+  )
     setPlace(pws[0], 'new');
   const kinds = pws.map((f) => f.password);
   if (kinds.includes('new') || kinds.includes('confirm')) form.kind = 'signup';
@@ -263,6 +268,23 @@ function acrossGroups(page: PageForms) {
     f.passwordBy = 'place';
     const form = page.forms.get(f.form);
     if (form?.kind === 'login') form.kind = 'signup';
+  }
+}
+
+/**
+ * A text box right beside a password box of the same form with the same words is the copy a
+ * "show password" switch swaps in (`passwordPlain` next to `password`): one field, not two, so
+ * it is no second password (which would read the pair as a new password and its confirmation).
+ */
+function plainCopies(form: FormInfo) {
+  const live = form.fields.filter((f) => f.usable);
+  const words = (f: Field) => normalize([f.el.name, f.el.label, f.el.placeholder].filter(Boolean).join(' '));
+  for (let i = 0; i + 1 < live.length; i++) {
+    const [a, b] = [live[i]!, live[i + 1]!];
+    const [plain, secret] = a.el.inputType === 'password' ? [b, a] : [a, b];
+    if (plain.kind !== 'password' || plain.el.inputType !== 'text' || secret.el.inputType !== 'password')
+      continue;
+    if (words(plain) && words(plain) === words(secret)) plain.usable = false;
   }
 }
 
@@ -294,7 +316,10 @@ export function pageForms(elements: readonly SnapshotElement[]): PageForms {
       formOf(field.form).fields.push(field);
     } else if (el.role === 'button') formOf(el.facts?.form ?? 0).buttons.push(el);
   }
-  for (const form of out.forms.values()) byPlace(form);
+  for (const form of out.forms.values()) {
+    plainCopies(form);
+    byPlace(form);
+  }
   acrossGroups(out);
   forms.set(elements, out);
   return out;
