@@ -36,8 +36,12 @@ const STATE_WORDS: [keyof SnapshotElement['states'], string, string | undefined]
 const quote = (s: string) => `"${s.replace(/"/g, '\\"')}"`;
 
 /** `[12] textbox: Email value="ada@example.com" required` — what a model reads for one element. */
+/** Indents by depth, made once: a big page's lines repeat a handful of them thousands of times. */
+const INDENTS: string[] = [];
+const indentOf = (depth: number): string => (INDENTS[depth] ??= '  '.repeat(depth));
+
 export function formatLine(line: TreeLine, el: SnapshotElement | undefined): string {
-  const indent = '  '.repeat(line.depth);
+  const indent = indentOf(line.depth);
   const sep = line.text.indexOf('\u0000');
   if (sep < 0) return indent + line.text;
   const role = line.text.slice(0, sep);
