@@ -120,7 +120,7 @@ async function matchSlots(
   parentFrame: DriverFrame,
   slots: RawCollect['frames'],
   children: DriverFrame[],
-): Promise<Map<number, DriverFrame>> {
+): Promise<{ byKey: Map<number, DriverFrame>; newSlot: boolean }> {
   const byKey = new Map<number, DriverFrame>();
   const unknown: DriverFrame[] = [];
   for (const c of children) {
@@ -141,7 +141,13 @@ async function matchSlots(
   }
   for (const s of slots) seen.add(s.key);
   slotsSeen.set(parentFrame, seen);
-  return byKey;
+  return { byKey, newSlot };
+}
+
+/** A frame whose own <iframe>, or an ancestor's, had no slot when last looked up: nothing of it is shown. */
+function unslotted(frame: DriverFrame): boolean {
+  for (let f: DriverFrame | undefined = frame; f; f = f.parent()) if (keyless.has(f)) return true;
+  return false;
 }
 
 const intersect = (a: FrameCollect['clip'], b: FrameCollect['clip']): FrameCollect['clip'] => {
@@ -165,10 +171,14 @@ export async function collectAll(
   const main = page.mainFrame();
   // A frame showing the browser's own error page (its document failed to load) holds nothing of
   // the site's: asking it costs round trips on every read.
-  const others =
+  const candidates =
     options.frames === false
       ? []
       : page.frames().filter((f) => f !== main && !f.url().startsWith('chrome-error:'));
+  // Nor is a frame read whose <iframe> was no slot at the last look (a tracker's 0×0 one): it is
+  // read after all, in a second round, only when its parent shows a slot it never had before.
+  const skipped = new Set(candidates.filter(unslotted));
+  const others = candidates.filter((f) => !skipped.has(f));
   const [mainRaw, ...childRaws] = await Promise.all([
     collectFrame(main, options, true, quietMs, watch).catch((err: Error) => {
       throw new SnapshotError(`could not read the page: ${err.message.split('\n')[0]}`);
@@ -196,8 +206,29 @@ export async function collectAll(
   for (let at = 0; at < collected.length; at++) {
     const parent = collected[at]!;
     if (parent.raw.frames.length === 0) continue;
-    const children = live[at]!.children().filter((c) => rawOf.has(c));
-    const byKey = await matchSlots(live[at]!, parent.raw.frames, children);
+    const frame = live[at]!;
+    let { byKey, newSlot } = await matchSlots(
+      frame,
+      parent.raw.frames,
+      frame.children().filter((c) => rawOf.has(c)),
+    );
+    const held = frame.children().filter((c) => skipped.has(c));
+    if (newSlot && held.length > 0) {
+      const raws = await Promise.all(
+        held.map((f) => withinTime(collectFrame(f, options, false).catch(() => undefined))),
+      );
+      held.forEach((f, i) => {
+        skipped.delete(f);
+        keyless.delete(f);
+        const raw = raws[i];
+        if (raw && !isBusy(raw)) rawOf.set(f, raw);
+      });
+      ({ byKey } = await matchSlots(
+        frame,
+        parent.raw.frames,
+        frame.children().filter((c) => rawOf.has(c)),
+      ));
+    }
     for (const slot of parent.raw.frames) {
       const child = byKey.get(slot.key);
       if (!child) continue;

@@ -2,8 +2,8 @@
  * What reading a page's frames costs on a real-world page: a visible iframe is read and stitched
  * under its slot; a 0×0 one (a tracker's) and one whose document failed to load (the browser's own
  * error page, here also in a visible slot) add nothing, and once the page has been read they cost
- * no round trip either: the error page is never asked, and no <iframe> is looked up again until a
- * new frame or a new slot appears — as when the failed slot loads a page after all.
+ * no round trip either: neither is asked, and no <iframe> is looked up again until a new frame or a
+ * new slot appears — as when the failed slot loads a page after all, or the tracker's gets a size.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -69,7 +69,9 @@ describe('frames on a real-world page', () => {
         const again = await snapshot(page);
         expect(again.tree).toBe(first.tree);
         expect(lookups).not.toHaveBeenCalled();
-        expect(asked.filter((u) => u.startsWith('chrome-error:'))).toEqual([]);
+        // Neither the error pages nor the 0×0 tracker are asked: only the visible slot's frame.
+        expect(asked.filter((u) => u.startsWith('chrome-error:') || u === 'about:srcdoc')).toEqual([]);
+        expect(asked).toContain(`${base}/child`);
       } finally {
         lookups.mockRestore();
         evaluate.mockRestore();
@@ -79,6 +81,11 @@ describe('frames on a real-world page', () => {
       await expect
         .poll(async () => (await snapshot(page)).tree, { timeout: 30_000 })
         .toContain('Later offer');
+      // And the tracker's iframe, once it has a size, is read again and shown under its slot.
+      await page.evaluate(() => {
+        (document.querySelector('iframe[srcdoc]') as HTMLElement).style.cssText = 'width:200px;height:80px';
+      });
+      expect((await snapshot(page)).tree).toContain('Tracker');
     } finally {
       await context.close();
     }
