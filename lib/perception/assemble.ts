@@ -97,6 +97,10 @@ export function assemble(
     let url = '';
     let textTop = 0;
     let elTop = 0;
+    let bx = 0;
+    let bw = 0;
+    let bh = 0;
+    const sy = Math.round(raw.viewport.scrollY);
     const stack: number[] = [];
     for (let i = 0, lineIndex = 0; i < ln.length; lineIndex++) {
       const code = ln[i]!;
@@ -123,10 +127,9 @@ export function assemble(
       let el: SnapshotElement | undefined;
       if (code & 16) {
         // The walk sends an element right before the line carrying its id: the two run in step.
-        localId += en[x]! + 1;
-        const flags = en[x + 1]!;
-        const xs = en[x + 2]!;
-        x += 3;
+        const flags = en[x++]!;
+        localId += flags & 128 ? en[x++]! + 1 : 1;
+        const xs = en[x++]!;
         const tag = strs[q]!;
         xpath = xs ? xpath.slice(0, xs) + strs[q + 1]! : strs[q + 1]!;
         q += 2;
@@ -146,7 +149,10 @@ export function assemble(
         }
         let box: SnapshotElement['box'];
         if (flags & 32) {
-          box = { x: en[x]! + ox, y: en[x + 1]! + oy, width: en[x + 2]!, height: en[x + 3]! };
+          bx += en[x]!;
+          bw += en[x + 2]!;
+          bh += en[x + 3]!;
+          box = { x: bx + ox, y: en[x + 1]! + top - sy + oy, width: bw, height: bh };
           x += 4;
         }
         el = {

@@ -10,14 +10,14 @@ import { assemble } from '../../lib/perception/tree.ts';
 const { packWire } = wire();
 
 /** Packed, sent as the page sends it (JSON), and assembled. */
-function roundTrip(lines: PageLine[], elements: PageElement[]) {
+function roundTrip(lines: PageLine[], elements: PageElement[], scrollY = 0) {
   const sent: RawCollect = {
     url: 'https://shop.test/',
     title: 't',
-    ...packWire(lines, elements),
+    ...packWire(lines, elements, scrollY),
     frames: [],
     fresh: true,
-    viewport: { width: 1280, height: 800, scrollX: 0, scrollY: 0, docHeight: 800 },
+    viewport: { width: 1280, height: 800, scrollX: 0, scrollY, docHeight: 800 },
     counts: { nodes: 3, canvas: 0, canvasArea: 0, svgIcons: 0, unlabelled: 0, semantic: 0 },
   };
   const json = JSON.stringify(sent);
@@ -156,6 +156,24 @@ describe('packed lines and elements', () => {
     expect(elements[0]!.tag).toBe('button');
     expect(elements[0]!.name).toBe('Go\ufffd');
     expect(elements[0]!.url).toBe('https://x.test/a\ufffdb');
+  });
+
+  it('reads boxes back on a page scrolled by a fraction of a pixel, ids that jump too', () => {
+    const { elements } = roundTrip(
+      [
+        [0, 'link', 5, 8, 1101, 'A'],
+        [0, 'link', 2, 8, 1150, 'B'],
+      ],
+      [
+        el(5, '/html/body/a[1]', { 7: [10, 1000, 300, 18] }),
+        el(2, '/html/body/a[2]', { 7: [12, 1049, 280, 18] }),
+      ],
+      100.5,
+    );
+    expect(elements.map((e) => [e.id, e.box])).toEqual([
+      [5, { x: 10, y: 1000, width: 300, height: 18 }],
+      [2, { x: 12, y: 1049, width: 280, height: 18 }],
+    ]);
   });
 
   it('reads an empty walk', () => {

@@ -350,7 +350,7 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
   return {
     url: location.href,
     title: doc.title,
-    ...packWire(lines, elements),
+    ...packWire(lines, elements, scrollY),
     frames,
     fresh,
     viewport: {

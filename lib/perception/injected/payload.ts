@@ -75,7 +75,11 @@ export interface WireParts {
   rl: string[];
   /** Per element: tag, the xpath past what it shares with the previous one, the url past what it shares, role and name unless flag 8. */
   et: string;
-  /** Per element: id − (previous id + 1), flags (PageElement's, plus 16 extra, 32 box, 64 url), xpath shared, [url shared], [x, y, w, h]. */
+  /**
+   * Per element: flags (PageElement's, plus 16 extra, 32 box, 64 url, 128 id jump), [id − (previous
+   * id + 1)], xpath shared, [url shared], [x − previous x, y − (its line's top − scrollY), width −
+   * previous width, height − previous height].
+   */
   en: number[];
   /** The extras of the elements with flag 16, in order. */
   ex: PackedExtra[];

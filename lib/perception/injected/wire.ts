@@ -31,7 +31,11 @@ export function wire() {
     return n;
   }
 
-  function packWire(lines: PageLine[], elements: PageElement[]): WireParts {
+  /**
+   * `scrollY`: the frame's, when the walk read it; an element's box top travels as the difference
+   * from its line's (document) top, which is nearly always 0.
+   */
+  function packWire(lines: PageLine[], elements: PageElement[], scrollY = 0): WireParts {
     const texts: string[] = [];
     const ln: number[] = [];
     const roles: string[] = [];
@@ -39,10 +43,13 @@ export function wire() {
     // A text line sits at its block's top, an element line at its own: each kind's tops run apart.
     let textTop = 0;
     let elTop = 0;
+    // The top of the line of each element, in step with the elements.
+    const elementTops: number[] = [];
     for (let i = 0; i < lines.length; i++) {
       const l = lines[i]!;
       const flags = l[3];
       const top = l[4];
+      if (l[2]) elementTops.push(top);
       if (flags & 8) {
         let r = roleIndex.get(l[1]);
         if (r === undefined) {
@@ -65,6 +72,10 @@ export function wire() {
     let lastId = 0;
     let lastXpath = '';
     let lastUrl = '';
+    const sy = Math.round(scrollY);
+    let bx = 0;
+    let bw = 0;
+    let bh = 0;
     for (let i = 0; i < elements.length; i++) {
       const e = elements[i]!;
       const id = e[0];
@@ -75,7 +86,11 @@ export function wire() {
       const extra = e[8];
       const xs = shared(xpath, lastXpath);
       lastXpath = xpath;
-      en.push(id - lastId - 1, flags | (extra ? 16 : 0) | (box ? 32 : 0) | (url ? 64 : 0), xs);
+      // Ids mostly run one after another: only a jump is sent (flag 128).
+      const jump = id - lastId - 1;
+      const wireFlags = flags | (extra ? 16 : 0) | (box ? 32 : 0) | (url ? 64 : 0) | (jump ? 128 : 0);
+      if (jump) en.push(wireFlags, jump, xs);
+      else en.push(wireFlags, xs);
       lastId = id;
       strings.push(e[3], xs ? xpath.slice(xs) : xpath);
       if (url) {
@@ -85,7 +100,13 @@ export function wire() {
         strings.push(us ? url.slice(us) : url);
       }
       if (!(flags & 8)) strings.push(e[1], e[2]);
-      if (box) en.push(box[0], box[1], box[2], box[3]);
+      if (box) {
+        // x, width and height as the change from the box before (a list's items line up).
+        en.push(box[0] - bx, box[1] - ((elementTops[i] ?? 0) - sy), box[2] - bw, box[3] - bh);
+        bx = box[0];
+        bw = box[2];
+        bh = box[3];
+      }
       if (extra) ex.push(extra);
     }
     return {
