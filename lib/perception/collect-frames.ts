@@ -123,10 +123,13 @@ async function matchSlots(
 ): Promise<{ byKey: Map<number, DriverFrame>; newSlot: boolean }> {
   const byKey = new Map<number, DriverFrame>();
   const unknown: DriverFrame[] = [];
+  const slotKeys = new Set(slots.map((s) => s.key));
   for (const c of children) {
     const known = frameKeys.get(c);
     if (known === undefined) unknown.push(c);
-    else byKey.set(known, c);
+    else if (slotKeys.has(known)) byKey.set(known, c);
+    // Its <iframe> is known and is no slot (0×0, hidden): not read again until a new slot shows.
+    else keyless.add(c);
   }
   const seen = slotsSeen.get(parentFrame) ?? new Set<number>();
   const newSlot = slots.some((s) => !byKey.has(s.key) && !seen.has(s.key));
@@ -190,9 +193,14 @@ export async function collectAll(
   if (isBusy(mainRaw)) return undefined;
   if (mainRaw!.error) throw new SnapshotError(mainRaw!.error);
   const rawOf = new Map<DriverFrame, RawCollect>();
+  // A same-origin child says which <iframe> holds it (OWNER in source.ts): no lookup for it.
+  const learn = (f: DriverFrame, raw: RawCollect & { owner?: number }) => {
+    rawOf.set(f, raw);
+    if (raw.owner) frameKeys.set(f, raw.owner);
+  };
   others.forEach((f, i) => {
     const raw = childRaws[i];
-    if (raw && !isBusy(raw)) rawOf.set(f, raw);
+    if (raw && !isBusy(raw)) learn(f, raw);
   });
   const viewport = page.viewport();
   const collected: FrameCollect[] = [
@@ -221,7 +229,7 @@ export async function collectAll(
         skipped.delete(f);
         keyless.delete(f);
         const raw = raws[i];
-        if (raw && !isBusy(raw)) rawOf.set(f, raw);
+        if (raw && !isBusy(raw)) learn(f, raw);
       });
       ({ byKey } = await matchSlots(
         frame,

@@ -58,6 +58,15 @@ const arming = (watch: string | undefined): string =>
     : '';
 
 /**
+ * In a frame whose parent is of the same origin, the key of the <iframe> that holds it (the one the
+ * parent's walk gives each frame slot, made here the same way if the parent's walk has not run
+ * yet): the caller then knows which slot the frame fills without asking the browser for its
+ * <iframe>, three round trips. A cross-origin frame cannot see its <iframe>, and says nothing.
+ */
+const OWNER =
+  'try { const fe = window.frameElement; if (fe) { const pg = fe.ownerDocument.defaultView; if (!fe.__bfnKey) fe.__bfnKey = pg.__bfnFrameSeq = (pg.__bfnFrameSeq || 0) + 1; r.owner = fe.__bfnKey; } } catch {}';
+
+/**
  * The read as JSON, with the time it left the page (epoch ms) as its last field, set after the
  * rest was stringified: the caller can tell the stringify and the trip apart (read-phases.ts).
  */
@@ -70,7 +79,7 @@ const SEND =
  * is far slower on big results.
  */
 export const collectCall = (opts: CollectOptions, quietMs?: number, watch?: string): string =>
-  `(() => { ${busyCheck(quietMs)} const f = globalThis.__bfnCollect; if (!f) return undefined; const t0 = performance.now(); const r = f(${JSON.stringify(opts)}); r.timing = [0, performance.now() - t0, performance.timeOrigin + t0]; ${arming(watch)} ${SEND} })()`;
+  `(() => { ${busyCheck(quietMs)} const f = globalThis.__bfnCollect; if (!f) return undefined; const t0 = performance.now(); const r = f(${JSON.stringify(opts)}); r.timing = [0, performance.now() - t0, performance.timeOrigin + t0]; ${OWNER} ${arming(watch)} ${SEND} })()`;
 
 /** What defines the collector in a document: built once per process (its sources never change). */
 let installer: string | undefined;
@@ -82,7 +91,7 @@ const installSource = (): string =>
 
 export const collectInstall = (opts: CollectOptions, quietMs?: number, watch?: string): string =>
   `(() => { ${busyCheck(quietMs)} const t0 = performance.now(); ${installSource()}
-    const t1 = performance.now(); const r = f(${JSON.stringify(opts)}); r.timing = [t1 - t0, performance.now() - t1, performance.timeOrigin + t0]; ${arming(watch)} ${SEND} })()`;
+    const t1 = performance.now(); const r = f(${JSON.stringify(opts)}); r.timing = [t1 - t0, performance.now() - t1, performance.timeOrigin + t0]; ${OWNER} ${arming(watch)} ${SEND} })()`;
 
 export const resolveExpression = (chain: string, mark: boolean): string =>
   expression(resolveLocator, { chain, mark });
