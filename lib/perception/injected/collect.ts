@@ -163,7 +163,7 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
       return;
     }
     counts.nodes++;
-    if (ignoredEls.has(el) || (ignoreSel && el.matches(ignoreSel))) return;
+    if ((ignoredEls.size > 0 && ignoredEls.has(el)) || (ignoreSel && el.matches(ignoreSel))) return;
     // aria-hidden on <html> or <body> is an authoring mistake (a modal library hiding "the app" with
     // the modal inside it); ARIA has user agents ignore it there, and so do we: the page is on screen.
     const ariaHidden = el.getAttribute('aria-hidden') === 'true' && tag !== 'body' && tag !== 'html';
