@@ -86,6 +86,23 @@ export function withinTime<T>(work: Promise<T>): Promise<T | undefined> {
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * Frames that did not answer within FRAME_WAIT_MS, and the URL they had then (a `javascript:` src
+ * whose document never commits, a frame stuck loading): not waited for again until that changes,
+ * or every read of the page would wait the whole time for them.
+ */
+const stuck = new WeakMap<DriverFrame, string>();
+
+async function readChild(
+  frame: DriverFrame,
+  options: SnapshotOptions,
+): Promise<RawCollect | Busy | undefined> {
+  const url = frame.url();
+  const got = await withinTime(collectFrame(frame, options, false).catch(() => null));
+  if (got === undefined) stuck.set(frame, url);
+  return got ?? undefined;
+}
+
 /** Slot key of each child frame's <iframe>, remembered: asking the browser costs round trips. */
 const frameKeys = new WeakMap<DriverFrame, number>();
 
@@ -177,7 +194,14 @@ export async function collectAll(
   const candidates =
     options.frames === false
       ? []
-      : page.frames().filter((f) => f !== main && !f.url().startsWith('chrome-error:'));
+      : page.frames().filter(
+          (f) =>
+            f !== main &&
+            // No document yet, the browser's error page, or one that did not answer last time.
+            f.url() !== '' &&
+            !f.url().startsWith('chrome-error:') &&
+            stuck.get(f) !== f.url(),
+        );
   // Nor is a frame read whose <iframe> was no slot at the last look (a tracker's 0×0 one): it is
   // read after all, in a second round, only when its parent shows a slot it never had before.
   const skipped = new Set(candidates.filter(unslotted));
@@ -186,7 +210,7 @@ export async function collectAll(
     collectFrame(main, options, true, quietMs, watch).catch((err: Error) => {
       throw new SnapshotError(`could not read the page: ${err.message.split('\n')[0]}`);
     }),
-    ...others.map((f) => withinTime(collectFrame(f, options, false).catch(() => undefined))),
+    ...others.map((f) => readChild(f, options)),
   ]);
   const t = phaseStart();
   // Only the top document's clock counts, as in `settle`.
@@ -222,9 +246,7 @@ export async function collectAll(
     );
     const held = frame.children().filter((c) => skipped.has(c));
     if (newSlot && held.length > 0) {
-      const raws = await Promise.all(
-        held.map((f) => withinTime(collectFrame(f, options, false).catch(() => undefined))),
-      );
+      const raws = await Promise.all(held.map((f) => readChild(f, options)));
       held.forEach((f, i) => {
         skipped.delete(f);
         keyless.delete(f);

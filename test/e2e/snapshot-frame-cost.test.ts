@@ -1,5 +1,6 @@
 /**
- * What reading a page's frames costs on a real-world page: a visible iframe is read and stitched
+ * What reading a page's frames costs on a real-world page (frames with no document — a
+ * `javascript:` src, a load that never answers — are not waited for at all): a visible iframe is read and stitched
  * under its slot, found by the key its own read reports (same origin: no lookup of its <iframe>); a 0×0 one (a tracker's) and one whose document failed to load (the browser's own
  * error page, here also in a visible slot) add nothing, and once the page has been read they cost
  * no round trip either: neither is asked, and no <iframe> is looked up again until a new frame or a
@@ -17,6 +18,8 @@ const MAIN = `<!doctype html><html><body><h1>Sign in</h1>
 <iframe srcdoc="<button>Tracker</button>" style="width:0;height:0;border:0"></iframe>
 <iframe src="/drop" style="width:0;height:0;border:0"></iframe>
 <iframe id="ad" src="/drop" width="200" height="100"></iframe>
+<iframe src="javascript:false"></iframe>
+<iframe src="/hang" width="120" height="60"></iframe>
 <button>Continue</button></body></html>`;
 
 let browser: Browser;
@@ -27,6 +30,8 @@ beforeAll(async () => {
   server = http.createServer((req, res) => {
     // A connection dropped without an answer: the frame shows the browser's error page.
     if (req.url === '/drop') return req.socket.destroy();
+    // Never answered: the frame's document never commits, and an evaluate in it would wait forever.
+    if (req.url === '/hang') return;
     res.writeHead(200, { 'content-type': 'text/html' });
     const child = { '/child': '<button>I am human</button>', '/later': '<a href="#">Later offer</a>' }[
       req.url ?? ''
@@ -39,12 +44,15 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await browser?.close();
+  server?.closeAllConnections();
   await new Promise((r) => server?.close(r));
 });
 
 describe('frames on a real-world page', () => {
   it('reads the visible iframe; the hidden and the failed ones cost no round trip once the page is read', async () => {
-    const { page, context } = await openPage(browser, `${base}/`);
+    const { page, context } = await openPage(browser);
+    // The frame that never answers holds the load event back: the page is read once it is parsed.
+    await page.goto(`${base}/`, { waitUntil: 'domcontentloaded' });
     try {
       await expect
         .poll(() => page.frames().some((f) => f.url().startsWith('chrome-error:')), { timeout: 30_000 })
@@ -78,6 +86,8 @@ describe('frames on a real-world page', () => {
         expect(lookups).not.toHaveBeenCalled();
         // Neither the error pages nor the 0×0 tracker are asked: only the visible slot's frame.
         expect(asked.filter((u) => u.startsWith('chrome-error:') || u === 'about:srcdoc')).toEqual([]);
+        // Nor the frames with no document yet (a `javascript:` src, a load that never answers).
+        expect(asked).not.toContain('');
         expect(asked).toContain(`${base}/child`);
       } finally {
         lookups.mockRestore();
