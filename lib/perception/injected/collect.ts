@@ -2,7 +2,7 @@ import type { Features } from './features.ts';
 import type { Interactivity } from './interactive.ts';
 import type { LineRules } from './line-rules.ts';
 import type { Names } from './names.ts';
-import type { PageElement, PageLine, RawCollect, RawFrameSlot } from './payload.ts';
+import type { PageElement, RawCollect, RawFrameSlot } from './payload.ts';
 import type { Records } from './record.ts';
 import type { Scoping } from './scope.ts';
 import type { Semantics } from './semantics.ts';
@@ -64,7 +64,8 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
   let nextId = fresh ? 1 : ((g.__bfnLocalNext as number | undefined) ?? 1);
   g.__bfnSeen = true;
 
-  const lines: PageLine[] = [];
+  // The lines go straight into their travelling form (wire.ts); the elements are packed at the end.
+  const lines = sem.lineWriter();
   const elements: PageElement[] = [];
   const origin = location.origin;
   const hasBase = !!doc.querySelector('base[href]');
@@ -105,13 +106,11 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
 
   function pushText(text: string, depth: number, top: number, inView: boolean) {
     if (!opts.text || !text) return;
-    const prev = lines[lines.length - 1];
     // Adjacent inline text at the same depth reads as one sentence: keep it on one line.
-    if (inlineOpen && prev && prev[0] === depth && prev[1].length + text.length < 600) {
-      prev[1] = prev[1] + ' ' + text;
-      if (inView) prev[3] |= 2;
+    if (inlineOpen && lines.lastDepth() === depth && lines.lastText().length + text.length < 600) {
+      lines.joinText(text, inView);
     } else {
-      lines.push([depth, text, 0, inView ? 2 : 0, top, '']);
+      lines.text(depth, text, inView ? 2 : 0, top);
       inlineOpen = true;
     }
   }
@@ -235,9 +234,8 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
         // Text inside a control is its name, or decoration when aria-label names it (an icon's ×).
         if (name && (fromContent || interactive)) covered = true;
         if (tag === 'iframe' || tag === 'frame') {
-          const lastLine = lines[lines.length - 1]!;
-          lastLine[3] |= 4;
-          frames.push(frameSlot(el, style, rect, lines.length - 1));
+          lines.markFrame();
+          frames.push(frameSlot(el, style, rect, lines.count() - 1));
           return;
         }
       }
@@ -328,15 +326,14 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
         extra,
       ]);
     }
-    const line: PageLine = [
+    lines.element(
       depth,
       shown,
-      id,
-      (interactive ? 1 : 0) | (inView ? 2 : 0) | 8,
-      Math.round(rect.top + scrollY),
       name,
-    ];
-    lines.push(line);
+      id,
+      (interactive ? 1 : 0) | (inView ? 2 : 0),
+      Math.round(rect.top + scrollY),
+    );
     inlineOpen = false;
     void root;
   }
@@ -350,7 +347,7 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
   return {
     url: location.href,
     title: doc.title,
-    ...packWire(lines, elements, scrollY),
+    ...sem.finishWire(lines, elements, scrollY),
     frames,
     fresh,
     viewport: {

@@ -31,40 +31,71 @@ export function wire() {
   }
 
   /**
-   * `scrollY`: the frame's, when the walk read it; an element's box top travels as the difference
-   * from its line's (document) top, which is nearly always 0.
+   * Lines packed as the walk makes them: no tuple per line and no second pass over them, which on
+   * a page's first read would run in the interpreter. Flags: 1 interactive, 2 in viewport.
    */
-  function packWire(lines: PageLine[], elements: PageElement[], scrollY = 0): WireParts {
+  function lineWriter() {
     const texts: string[] = [];
     const ln: number[] = [];
     const roles: string[] = [];
     const roleIndex = new Map<string, number>();
+    // The top of the line of each element, in step with the elements.
+    const elementTops: number[] = [];
     // A text line sits at its block's top, an element line at its own: each kind's tops run apart.
     let textTop = 0;
     let elTop = 0;
-    // The top of the line of each element, in step with the elements.
-    const elementTops: number[] = [];
-    for (let i = 0; i < lines.length; i++) {
-      const l = lines[i]!;
-      const flags = l[3];
-      const top = l[4];
-      if (l[2]) elementTops.push(top);
-      if (flags & 8) {
-        let r = roleIndex.get(l[1]);
+    let count = 0;
+    let lastCode = -1;
+    let lastDepth = -1;
+    return {
+      text(depth: number, text: string, flags: number, top: number): void {
+        lastCode = ln.length;
+        lastDepth = depth;
+        ln.push(depth * 32 + flags, top - textTop);
+        textTop = top;
+        texts.push(text);
+        count++;
+      },
+      element(depth: number, role: string, name: string, id: number, flags: number, top: number): void {
+        let r = roleIndex.get(role);
         if (r === undefined) {
           r = roles.length;
-          roles.push(l[1]);
-          roleIndex.set(l[1], r);
+          roles.push(role);
+          roleIndex.set(role, r);
         }
-        ln.push(l[0] * 32 + flags + (l[2] ? 16 : 0), top - elTop, r);
+        lastCode = ln.length;
+        lastDepth = depth;
+        ln.push(depth * 32 + flags + 8 + (id ? 16 : 0), top - elTop, r);
         elTop = top;
-        texts.push(l[5]);
-      } else {
-        ln.push(l[0] * 32 + flags + (l[2] ? 16 : 0), top - textTop);
-        textTop = top;
-        texts.push(l[1]);
-      }
-    }
+        if (id) elementTops.push(top);
+        texts.push(name);
+        count++;
+      },
+      /** The depth and text of the last line (a text line's, when the walk asks). */
+      lastDepth: (): number => lastDepth,
+      lastText: (): string => texts[texts.length - 1] ?? '',
+      /** Adds inline text to the last line, a text line: it reads as one sentence. */
+      joinText(more: string, inView: boolean): void {
+        texts[texts.length - 1] = `${texts[texts.length - 1]} ${more}`;
+        if (inView) ln[lastCode]! |= 2;
+      },
+      /** Marks the last line as the slot an iframe's content fills. */
+      markFrame(): void {
+        ln[lastCode]! |= 4;
+      },
+      count: (): number => count,
+      done: () => ({ lt: joinParts(texts), ln, rl: roles, elementTops }),
+    };
+  }
+
+  type LineWriter = ReturnType<typeof lineWriter>;
+
+  /**
+   * The lines and elements in their travelling form. `scrollY`: the frame's, when the walk read it;
+   * an element's box top travels as the difference from its line's top, which is nearly always 0.
+   */
+  function finishWire(lines: LineWriter, elements: PageElement[], scrollY: number): WireParts {
+    const { lt, ln, rl, elementTops } = lines.done();
     const strings: string[] = [];
     const en: number[] = [];
     const ex: PackedExtra[] = [];
@@ -109,16 +140,26 @@ export function wire() {
       if (extra) ex.push(extra);
     }
     return {
-      lt: joinParts(texts),
+      lt,
       ln,
-      rl: roles,
+      rl,
       et: joinParts(strings),
       en,
       ex,
     };
   }
 
-  return { WIRE_SEP: SEP, packWire };
+  /** packWire of lines and elements kept as tuples (tests; the walk writes its lines as it goes). */
+  function packWire(lines: PageLine[], elements: PageElement[], scrollY = 0): WireParts {
+    const w = lineWriter();
+    for (const l of lines) {
+      if (l[3] & 8) w.element(l[0], l[1], l[5], l[2], l[3] & 7, l[4]);
+      else w.text(l[0], l[1], l[3] & 7, l[4]);
+    }
+    return finishWire(w, elements, scrollY);
+  }
+
+  return { WIRE_SEP: SEP, lineWriter, finishWire, packWire };
 }
 
 export type Wire = ReturnType<typeof wire>;
