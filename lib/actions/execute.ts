@@ -1,4 +1,5 @@
 import { asDriver, type DriverElement, type PageDriver, type PageInput } from '../browser/page-driver.ts';
+import { withinTime } from '../perception/collect-frames.ts';
 import { forgetRead } from '../perception/held-read.ts';
 import {
   type Found,
@@ -328,8 +329,9 @@ function showsText(want: string): boolean {
 async function waitForText(page: PageDriver, text: string, timeoutMs: number): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
-    const frames = page.frames();
-    const seen = await Promise.all(frames.map((f) => f.call(showsText, text).catch(() => false)));
+    // A frame with no document yet (a `javascript:` src, a stalled load) would never answer.
+    const frames = page.frames().filter((f) => f.url() !== '');
+    const seen = await Promise.all(frames.map((f) => withinTime(f.call(showsText, text).catch(() => false))));
     if (seen.some(Boolean)) return;
     if (performance.now() >= deadline) {
       const err = new Error(`Timeout ${timeoutMs}ms exceeded waiting for text "${text}"`);

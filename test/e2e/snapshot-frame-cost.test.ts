@@ -10,6 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Frame } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { executeAction } from '../../lib/actions/execute.ts';
 import { snapshot } from '../../lib/perception/snapshot.ts';
 import { openPage, startBrowser } from '../support/browser.ts';
 
@@ -103,6 +104,22 @@ describe('frames on a real-world page', () => {
         (document.querySelector('iframe[srcdoc]') as HTMLElement).style.cssText = 'width:200px;height:80px';
       });
       expect((await snapshot(page)).tree).toContain('Tracker');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('a wait for text is not held up by a frame whose load never answers', async () => {
+    const { page, context } = await openPage(browser);
+    try {
+      await page.goto(`${base}/`, { waitUntil: 'domcontentloaded' });
+      expect(page.frames().some((f) => f.url() === '')).toBe(true);
+      const waited = await executeAction(
+        page,
+        { method: 'wait', args: ['text:Continue'] },
+        { timeoutMs: 60_000 },
+      );
+      expect(waited).toMatchObject({ ok: true, message: 'waited for "Continue"' });
     } finally {
       await context.close();
     }
