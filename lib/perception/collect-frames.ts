@@ -139,6 +139,11 @@ async function matchSlots(
   children: DriverFrame[],
 ): Promise<{ byKey: Map<number, DriverFrame>; newSlot: boolean }> {
   const byKey = new Map<number, DriverFrame>();
+  if (slots.length === 0) {
+    // No <iframe> of this document is shown: none of its frames is read again until one is.
+    for (const c of children) keyless.add(c);
+    return { byKey, newSlot: false };
+  }
   const unknown: DriverFrame[] = [];
   const slotKeys = new Set(slots.map((s) => s.key));
   for (const c of children) {
@@ -237,7 +242,6 @@ export async function collectAll(
   const live: DriverFrame[] = [main];
   for (let at = 0; at < collected.length; at++) {
     const parent = collected[at]!;
-    if (parent.raw.frames.length === 0) continue;
     const frame = live[at]!;
     let { byKey, newSlot } = await matchSlots(
       frame,

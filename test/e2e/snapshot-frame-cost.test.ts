@@ -34,6 +34,10 @@ beforeAll(async () => {
     // Never answered: the frame's document never commits, and an evaluate in it would wait forever.
     if (req.url === '/hang') return;
     res.writeHead(200, { 'content-type': 'text/html' });
+    if (req.url === '/hidden-only')
+      return res.end(
+        '<h1>Sign in</h1><iframe srcdoc="<p>pixel</p>" style="display:none"></iframe><iframe srcdoc="<p>tag</p>" style="display:none"></iframe><button>Go</button>',
+      );
     const child = { '/child': '<button>I am human</button>', '/later': '<a href="#">Later offer</a>' }[
       req.url ?? ''
     ];
@@ -120,6 +124,32 @@ describe('frames on a real-world page', () => {
         { timeoutMs: 60_000 },
       );
       expect(waited).toMatchObject({ ok: true, message: 'waited for "Continue"' });
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('a page whose every iframe is hidden: after the first read, none of them is read again', async () => {
+    const { page, context } = await openPage(browser, `${base}/hidden-only`);
+    try {
+      expect(page.frames()).toHaveLength(3);
+      const first = await snapshot(page);
+      const proto = Object.getPrototypeOf(page.mainFrame()) as Frame;
+      const original = proto.evaluate;
+      const asked: string[] = [];
+      const evaluate = vi.spyOn(proto, 'evaluate').mockImplementation(function (
+        this: Frame,
+        ...args: unknown[]
+      ) {
+        asked.push(this.url());
+        return Reflect.apply(original, this, args) as ReturnType<Frame['evaluate']>;
+      } as Frame['evaluate']);
+      try {
+        expect((await snapshot(page)).tree).toBe(first.tree);
+        expect(asked).toEqual([]);
+      } finally {
+        evaluate.mockRestore();
+      }
     } finally {
       await context.close();
     }
