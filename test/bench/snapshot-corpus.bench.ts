@@ -1,32 +1,16 @@
-/**
- * Snapshot speed on real pages: ours against Stagehand v3's `page.snapshot()` on the labelled corpus
- * (`../shared/corpus/forms`: real login and new-password pages), each page read by both in turn, p50
- * of a few reads per page per tool after a warm-up read, then the ratio per page and over all pages.
- * The fixture pages of bench:snapshot are small or synthetic; these are the kind of page the
- * project is measured on.
- *
- *   npm run bench:snapshot-corpus                       (60 pages per folder, 5 reads each)
- *   BENCH_PAGES=0 BENCH_RUNS=7 npm run bench:snapshot-corpus   (every page)
- *
- * Nothing leaves the machine: our context fails every request that is not `file:`, and Stagehand's
- * browser sends everything to a proxy on a closed loopback port (and resolves no name at all).
- */
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { chromiumArgs, embeddedExecutablePath, launchBrowser } from '../../lib/browser/launch.ts';
 import { snapshot } from '../../lib/perception/snapshot.ts';
 import { CORPUS, corpusPages, offlineContext, requireCorpus, VIEWPORT } from './lib/corpus.ts';
 import { BenchOutcome } from './lib/outcome.ts';
 import { waitQuiet } from './lib/quiet.ts';
-import { type StagehandPeer, startStagehand } from './lib/stagehand.ts';
+import { installedStagehandVersion, type StagehandPeer, startStagehand } from './lib/stagehand.ts';
 import { fmt, fmtRatio, geomean, ratio, renderTable, round, summarize, timed } from './lib/stats.ts';
 import { tokens } from './lib/tokens.ts';
 
 requireCorpus('bench:snapshot-corpus');
 
-const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, '..', '..');
 const PER_FOLDER = Number(process.env.BENCH_PAGES ?? 60) || Infinity;
 const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 5) || 5);
 const WARMUP = 1;
@@ -113,11 +97,7 @@ async function main(): Promise<void> {
   const files = corpusPages(PER_FOLDER);
   const executablePath = await embeddedExecutablePath();
   const browser = await launchBrowser();
-  const version = (
-    JSON.parse(
-      readFileSync(join(root, 'node_modules', '@browserbasehq', 'stagehand', 'package.json'), 'utf8'),
-    ) as { version: string }
-  ).version;
+  const version = installedStagehandVersion();
   let stagehand: StagehandPeer | undefined;
   const rows: PageFigures[] = [];
   const outcome = new BenchOutcome('bench:snapshot-corpus', 'pages');

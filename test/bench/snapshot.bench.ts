@@ -11,7 +11,6 @@
  * act on a form page, settle included.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
@@ -41,7 +40,12 @@ import {
   printResults,
   type TabAge,
 } from './lib/snapshot-report.ts';
-import { type StagehandPeer, type StagehandTab, startStagehand } from './lib/stagehand.ts';
+import {
+  installedStagehandVersion,
+  type StagehandPeer,
+  type StagehandTab,
+  startStagehand,
+} from './lib/stagehand.ts';
 import { ratio, round, type Summary, summarize, timed } from './lib/stats.ts';
 import { tokens } from './lib/tokens.ts';
 
@@ -389,11 +393,7 @@ async function main(): Promise<void> {
     '--disable-dev-shm-usage',
     '--disable-background-networking',
   ];
-  const stagehandVersion = (
-    JSON.parse(
-      readFileSync(join(root, 'node_modules', '@browserbasehq', 'stagehand', 'package.json'), 'utf8'),
-    ) as { version: string }
-  ).version;
+  const stagehandVersion = installedStagehandVersion();
   let stagehand: StagehandPeer | undefined;
   try {
     stagehand = await startStagehand({

@@ -53,6 +53,17 @@ afterAll(async () => {
   await new Promise((r) => server?.close(r));
 });
 
+/** Records the URL of every frame asked through Playwright's evaluate (how child frames are read). */
+function spyOnFrameReads(proto: Frame) {
+  const original = proto.evaluate;
+  const asked: string[] = [];
+  const evaluate = vi.spyOn(proto, 'evaluate').mockImplementation(function (this: Frame, ...args: unknown[]) {
+    asked.push(this.url());
+    return Reflect.apply(original, this, args) as ReturnType<Frame['evaluate']>;
+  } as Frame['evaluate']);
+  return { asked, evaluate };
+}
+
 describe('frames on a real-world page', () => {
   it('reads the visible iframe; the hidden and the failed ones cost no round trip once the page is read', async () => {
     const { page, context } = await openPage(browser);
@@ -76,15 +87,7 @@ describe('frames on a real-world page', () => {
       expect(first.tree).toContain('Continue');
       expect(first.tree).not.toContain('Tracker');
 
-      const original = proto.evaluate;
-      const asked: string[] = [];
-      const evaluate = vi.spyOn(proto, 'evaluate').mockImplementation(function (
-        this: Frame,
-        ...args: unknown[]
-      ) {
-        asked.push(this.url());
-        return Reflect.apply(original, this, args) as ReturnType<Frame['evaluate']>;
-      } as Frame['evaluate']);
+      const { asked, evaluate } = spyOnFrameReads(proto);
       try {
         const again = await snapshot(page);
         expect(again.tree).toBe(first.tree);
@@ -135,15 +138,7 @@ describe('frames on a real-world page', () => {
       expect(page.frames()).toHaveLength(3);
       const first = await snapshot(page);
       const proto = Object.getPrototypeOf(page.mainFrame()) as Frame;
-      const original = proto.evaluate;
-      const asked: string[] = [];
-      const evaluate = vi.spyOn(proto, 'evaluate').mockImplementation(function (
-        this: Frame,
-        ...args: unknown[]
-      ) {
-        asked.push(this.url());
-        return Reflect.apply(original, this, args) as ReturnType<Frame['evaluate']>;
-      } as Frame['evaluate']);
+      const { asked, evaluate } = spyOnFrameReads(proto);
       try {
         expect((await snapshot(page)).tree).toBe(first.tree);
         expect(asked).toEqual([]);

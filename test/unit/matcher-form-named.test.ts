@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { wantOf } from '../../lib/ops/matcher/ground/decide.ts';
 import { matchInstruction, parseInstruction } from '../../lib/ops/matcher/index.ts';
-import type { ElementFacts, Snapshot, SnapshotElement } from '../../lib/perception/types.ts';
-import { snapshotOf } from '../support/snapshots.ts';
+import type { ElementFacts, Snapshot } from '../../lib/perception/types.ts';
+import { type ControlSpec, formPage } from '../support/snapshots.ts';
 
 /**
  * Issue 27: a page with a login form and a sign-up form asks for an e-mail and a password in both,
@@ -10,28 +10,9 @@ import { snapshotOf } from '../support/snapshots.ts';
  * sign-up email", "the password field of the sign-in form") says which one: the matcher answers in
  * that form, and never in a form of the other kind.
  */
-type Spec = Partial<SnapshotElement> & { role: string; name?: string; form?: number; f?: ElementFacts };
+type Spec = ControlSpec;
 
-function page(specs: Spec[]): Snapshot {
-  const elements: SnapshotElement[] = specs.map(({ form, f, ...s }, i) => {
-    const id = i + 1;
-    const facts: ElementFacts = { ...(form ? { form } : {}), ...f };
-    return {
-      id,
-      name: '',
-      tag: s.role === 'button' ? 'button' : 'input',
-      frame: 0,
-      locator: { xpath: `/html/body/*[${id}]`, role: s.role, name: s.name ?? '' },
-      inViewport: true,
-      interactive: true,
-      box: { x: 10, y: 10 * id, width: 200, height: 30 },
-      states: {},
-      ...(Object.keys(facts).length > 0 ? { facts } : {}),
-      ...s,
-    };
-  });
-  return snapshotOf(elements, 'https://shop.test/account');
-}
+const page = (specs: Spec[]): Snapshot => formPage(specs, 'https://shop.test/account');
 
 const field = (name: string, form: number, inputType = 'text', f: ElementFacts = {}): Spec => ({
   role: 'textbox',

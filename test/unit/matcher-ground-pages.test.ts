@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { matchInstruction } from '../../lib/ops/matcher/index.ts';
-import type { ElementFacts, Snapshot, SnapshotElement } from '../../lib/perception/types.ts';
-import { snapshotOf } from '../support/snapshots.ts';
+import type { ElementFacts, Snapshot } from '../../lib/perception/types.ts';
+import { type ControlSpec, formPage } from '../support/snapshots.ts';
 
 /**
  * Issue 27, zero-token grounding: the signals that say which of a page's look-alike forms or
@@ -9,28 +9,9 @@ import { snapshotOf } from '../support/snapshots.ts';
  * `autocomplete="new-password"` on every field, a help icon beside the password), each as a
  * minimised synthetic snapshot of the corpus pages where it decided (see README bench:grounding).
  */
-type Spec = Partial<SnapshotElement> & { role: string; name?: string; form?: number; f?: ElementFacts };
+type Spec = ControlSpec;
 
-function page(specs: Spec[]): Snapshot {
-  const elements: SnapshotElement[] = specs.map(({ form, f, ...s }, i) => {
-    const id = i + 1;
-    const facts: ElementFacts = { ...(form ? { form } : {}), ...f };
-    return {
-      id,
-      name: '',
-      tag: s.role === 'button' ? 'button' : s.role === 'link' ? 'a' : 'input',
-      frame: 0,
-      locator: { xpath: `/html/body/*[${id}]`, role: s.role, name: s.name ?? '' },
-      inViewport: true,
-      interactive: true,
-      box: { x: 10, y: 10 * id, width: 200, height: 30 },
-      states: {},
-      ...(Object.keys(facts).length > 0 ? { facts } : {}),
-      ...s,
-    };
-  });
-  return snapshotOf(elements, 'https://shop.test/');
-}
+const page = (specs: Spec[]): Snapshot => formPage(specs);
 
 const field =
   (inputType: string) =>

@@ -3,32 +3,13 @@ import { pageForms } from '../../lib/ops/matcher/ground/fields.ts';
 import { attrWords, autocompleteWords, canon } from '../../lib/ops/matcher/ground/lexicon.ts';
 import { matchInstruction } from '../../lib/ops/matcher/index.ts';
 import { normalize } from '../../lib/ops/matcher/text.ts';
-import type { ElementFacts, Snapshot, SnapshotElement } from '../../lib/perception/types.ts';
-import { snapshotOf } from '../support/snapshots.ts';
+import type { ElementFacts, Snapshot } from '../../lib/perception/types.ts';
+import { type ControlSpec, formPage } from '../support/snapshots.ts';
 
 // Synthetic snapshots: ids 1..n in reading order, each control visible with a box unless concealed.
-type Spec = Partial<SnapshotElement> & { role: string; name?: string; form?: number; f?: ElementFacts };
+type Spec = ControlSpec;
 
-function page(specs: Spec[]): Snapshot {
-  const elements: SnapshotElement[] = specs.map(({ form, f, ...s }, i) => {
-    const id = i + 1;
-    const facts: ElementFacts = { ...(form ? { form } : {}), ...f };
-    return {
-      id,
-      name: '',
-      tag: s.role === 'button' ? 'button' : s.role === 'link' ? 'a' : 'input',
-      frame: 0,
-      locator: { xpath: `/html/body/*[${id}]`, role: s.role, name: s.name ?? '' },
-      inViewport: true,
-      interactive: true,
-      box: { x: 10, y: 10 * id, width: 200, height: 30 },
-      states: {},
-      ...(Object.keys(facts).length > 0 ? { facts } : {}),
-      ...s,
-    };
-  });
-  return snapshotOf(elements, 'https://shop.test/');
-}
+const page = (specs: Spec[]): Snapshot => formPage(specs);
 
 const text = (name: string, form: number, f: ElementFacts = {}): Spec => ({
   role: 'textbox',

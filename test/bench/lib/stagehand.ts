@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { Stagehand } from '@browserbasehq/stagehand';
 import { waitQuiet } from './quiet.ts';
 
@@ -82,4 +84,10 @@ export async function startStagehand(options: {
     },
     close: () => stagehand.close({ force: true }),
   };
+}
+
+/** The installed Stagehand's version, as its package says (the benches print it beside their figures). */
+export function installedStagehandVersion(): string {
+  const path = createRequire(import.meta.url).resolve('@browserbasehq/stagehand/package.json');
+  return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
 }
