@@ -9,6 +9,7 @@ import {
 } from './init-scripts.ts';
 // Registers the Playwright adapter of the page-driver port: perception takes these pages as drivers.
 import { prepareDriver } from './playwright-driver.ts';
+import { markCarried, startScripts } from './start-scripts.ts';
 
 export type StorageState = Awaited<ReturnType<BrowserContext['storageState']>>;
 
@@ -46,9 +47,11 @@ export async function newJobContext(
     acceptDownloads: false,
   });
   // Closed shadow roots are invisible to page scripts, ours included, unless recorded at attach time.
+  const start = startScripts();
   await context.addInitScript({
-    content: `${NAME_SHIM};\n${SHADOW_ROOT_HOOK}\n${CLICK_LISTENER_HOOK}\n${MUTATION_CLOCK};`,
+    content: `${NAME_SHIM};\n${SHADOW_ROOT_HOOK}\n${CLICK_LISTENER_HOOK}\n${MUTATION_CLOCK};\n${start.source}`,
   });
+  markCarried(context, start.names);
   await context.addInitScript({ content: NAV_INTENT });
   return context;
 }

@@ -130,6 +130,11 @@ export interface PageDriver {
   mainFrame(): DriverFrame;
   /** Every frame, main first, out-of-process iframes included. */
   frames(): DriverFrame[];
+  /**
+   * Optional: whether every document of this page ran the start script `name` (start-scripts.ts)
+   * before its own code. Absent or false: the caller brings what it needs itself.
+   */
+  hasStartScript?(name: string): boolean;
   readonly mouse: DriverMouse;
   readonly keyboard: DriverKeyboard;
   /** Navigates the main frame and waits for `waitUntil` (default domcontentloaded). */

@@ -20,6 +20,7 @@ import {
   registerPageAdapter,
 } from './page-driver.ts';
 import { loadedAndIdle, loadedAndIdleNow, settle } from './settle.ts';
+import { carries } from './start-scripts.ts';
 
 const frames = new WeakMap<Frame, PlaywrightFrame>();
 const drivers = new WeakMap<Page, PlaywrightDriver>();
@@ -169,6 +170,9 @@ class PlaywrightDriver implements PageDriver {
   }
   frames(): DriverFrame[] {
     return this.page.frames().map(frameOf);
+  }
+  hasStartScript(name: string): boolean {
+    return carries(this.page.context(), name);
   }
   async goto(url: string, o: { timeoutMs: number; waitUntil?: LoadState }): Promise<void> {
     if (o.waitUntil === 'load') await this.page.goto(url, { waitUntil: 'load', timeout: o.timeoutMs });

@@ -5,8 +5,9 @@
  * down. snapshot.ts turns what this gives into the outline.
  */
 import type { DriverFrame, PageDriver } from '../browser/page-driver.ts';
+import { addStartScript } from '../browser/start-scripts.ts';
 import type { RawCollect } from './injected/payload.ts';
-import { collectCall, collectInstall } from './injected/source.ts';
+import { collectCall, collectInstall, collectorAtStart } from './injected/source.ts';
 import { phaseEnd, phaseFigure, phaseStart } from './read-phases.ts';
 import type { FrameCollect } from './tree.ts';
 import type { SnapshotOptions } from './types.ts';
@@ -33,6 +34,13 @@ export const inPageArgs = (opts: SnapshotOptions, main: boolean) => ({
  */
 const installedAt = new WeakMap<DriverFrame, string>();
 
+/**
+ * Contexts made from now on define the collector in each top-level document at its start: the
+ * first read of a page there sends only the call (a page that took it away gets the install).
+ */
+export const COLLECTOR_START = 'collector';
+addStartScript(COLLECTOR_START, collectorAtStart());
+
 /** A frame's answer: busy, or its read (lines and elements still packed: assemble.ts reads them). */
 const fromJson = (json: string): RawCollect | Busy => JSON.parse(json) as RawCollect | Busy;
 
@@ -42,6 +50,7 @@ async function collectFrame(
   main: boolean,
   quietMs?: number,
   watch?: string,
+  atStart = false,
 ): Promise<RawCollect | Busy> {
   const args = inPageArgs(opts, main);
   const url = frame.url();
@@ -51,7 +60,7 @@ async function collectFrame(
   let t = main ? phaseStart() : 0;
   const asked = t && performance.timeOrigin + t;
   const json =
-    (installedAt.get(frame) === url ? await text(collectCall(args, quietMs, watch)) : undefined) ??
+    (installedAt.get(frame) === url || atStart ? await text(collectCall(args, quietMs, watch)) : undefined) ??
     (await text(collectInstall(args, quietMs, watch)));
   installedAt.set(frame, url);
   if (json === undefined) throw new Error('the page gave no read');
@@ -212,9 +221,11 @@ export async function collectAll(
   const skipped = new Set(candidates.filter(unslotted));
   const others = candidates.filter((f) => !skipped.has(f));
   const [mainRaw, ...childRaws] = await Promise.all([
-    collectFrame(main, options, true, quietMs, watch).catch((err: Error) => {
-      throw new SnapshotError(`could not read the page: ${err.message.split('\n')[0]}`);
-    }),
+    collectFrame(main, options, true, quietMs, watch, page.hasStartScript?.(COLLECTOR_START)).catch(
+      (err: Error) => {
+        throw new SnapshotError(`could not read the page: ${err.message.split('\n')[0]}`);
+      },
+    ),
     ...others.map((f) => readChild(f, options)),
   ]);
   const t = phaseStart();

@@ -25,6 +25,12 @@ export interface CollectOptions {
   /** Elements left out with their subtrees: CSS or XPath each; one that is not valid is skipped. */
   ignore?: string[];
   text: boolean;
+  /**
+   * A warm-up, not a read: walks at most this many elements and leaves no trace (no ids, no
+   * registry, the document still unread), so the page's JIT has compiled and profiled the walk
+   * before the first real read asks for it (start.ts). Its result is thrown away.
+   */
+  warm?: number;
 }
 
 /** The helpers collect() is handed, one object made by all the factories in source.ts. */
@@ -56,13 +62,15 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
 
   // Stable ids: an element keeps its id for as long as it lives in this document.
   type Tagged = Element & { __bfnId?: number; __bfnKey?: number };
+  const dry = opts.warm !== undefined;
+  let budget = opts.warm ?? Number.POSITIVE_INFINITY;
   const registry = new Map<number, Element>();
-  g.__bfnEls = registry;
+  if (!dry) g.__bfnEls = registry;
   // Ids are local to this document and live as long as their element; the caller maps them into
   // one page-wide id space. A document never snapshotted before starts at 1.
   const fresh = !g.__bfnSeen;
   let nextId = fresh ? 1 : ((g.__bfnLocalNext as number | undefined) ?? 1);
-  g.__bfnSeen = true;
+  if (!dry) g.__bfnSeen = true;
 
   // The lines go straight into their travelling form (wire.ts); the elements are packed at the end.
   const lines = sem.lineWriter();
@@ -162,6 +170,7 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
       return;
     }
     counts.nodes++;
+    if (--budget < 0) return;
     if ((ignoredEls.size > 0 && ignoredEls.has(el)) || (ignoreSel && el.matches(ignoreSel))) return;
     // aria-hidden on <html> or <body> is an authoring mistake (a modal library hiding "the app" with
     // the modal inside it); ARIA has user agents ignore it there, and so do we: the page is on screen.
@@ -301,8 +310,11 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
     const addressable = interactive || scrollable || !!url || tag === 'iframe' || tag === 'canvas';
     let id = 0;
     if (addressable) {
-      if (!el.__bfnId) el.__bfnId = nextId++;
-      id = el.__bfnId;
+      if (dry) id = nextId++;
+      else {
+        if (!el.__bfnId) el.__bfnId = nextId++;
+        id = el.__bfnId;
+      }
       registry.set(id, el);
       const extra = extraOf(el, role, name, label, rect, interactive, dialogKey);
       // Same-origin URLs travel without their origin; the caller puts it back.
@@ -339,7 +351,7 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
   }
 
   walkNode(scope.root!, 0, 'auto', doc, false);
-  g.__bfnLocalNext = nextId;
+  if (!dry) g.__bfnLocalNext = nextId;
   // The per-walk caches key on elements: emptied now, they keep no removed DOM alive until the next read.
   sem.resetFeatures();
   sem.resetXpaths();

@@ -89,6 +89,24 @@ const installSource = (): string =>
     Object.defineProperty(globalThis, '__bfnCollect', { value: f, configurable: true });
     Object.defineProperty(globalThis, '__bfnArm', { value: (${armWatch.toString()}), configurable: true });`);
 
+/** Elements the warm-up walk of the start script visits: enough to compile and profile the walk's paths. */
+export const WARM_ELEMENTS = 600;
+
+/**
+ * The collector as a start script (browser/start-scripts.ts): defined in each top-level document
+ * before the page's own code, so the first read sends only the call. Once the page has loaded and
+ * the browser is idle, a warm-up walk (CollectOptions.warm: no ids, nothing kept) runs the
+ * collector over the page's first elements, so that the first real read runs code the JIT has
+ * already compiled and profiled rather than cold in the interpreter. A read that comes first makes
+ * the warm-up moot, and it is skipped. Child frames are left alone: most are ads and trackers
+ * that are never read, and a read installs the collector in those that are.
+ */
+export const collectorAtStart = (): string =>
+  `(() => { if (window.top !== window || globalThis.__bfnCollect) return; ${installSource()}
+    const warm = () => { if (globalThis.__bfnSeen || globalThis.__bfnCollect !== f) return; try { run({ text: true, warm: ${WARM_ELEMENTS} }, sem); } catch {} };
+    const idle = () => (typeof requestIdleCallback === 'function' ? requestIdleCallback(warm, { timeout: 500 }) : setTimeout(warm, 0));
+    addEventListener('load', idle, { once: true }); })()`;
+
 export const collectInstall = (opts: CollectOptions, quietMs?: number, watch?: string): string =>
   `(() => { ${busyCheck(quietMs)} const t0 = performance.now(); ${installSource()}
     const t1 = performance.now(); const r = f(${JSON.stringify(opts)}); r.timing = [t1 - t0, performance.now() - t1, performance.timeOrigin + t0]; ${OWNER} ${arming(watch)} ${SEND} })()`;
