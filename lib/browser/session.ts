@@ -17,6 +17,7 @@ import { isRemoteBrowser, launchBrowser } from './launch.ts';
 import { guardedGoto } from './navigate.ts';
 import { BrowserCrashedError, type PageProblem, PageUnreachableError, watchPage } from './page-watch.ts';
 import { settle } from './settle.ts';
+import { markCarried, startScripts } from './start-scripts.ts';
 
 /**
  * One warm browser per process, shared by every job: a new context costs milliseconds, a new
@@ -92,10 +93,14 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
     context = remote.contexts()[0] ?? (await newJobContext(remote, options));
     page = context.pages()[0] ?? (await newPage(context));
     // The remote context was not made by us: give it our init scripts, now and for what loads next.
+    // The start scripts too: over a remote link, a first read that need not send the collector
+    // saves the most.
+    const start = startScripts();
     await context.addInitScript({
-      content: `${NO_WEBRTC};\n${NAME_SHIM};\n${SHADOW_ROOT_HOOK}\n${CLICK_LISTENER_HOOK}\n${MUTATION_CLOCK};`,
+      content: `${NO_WEBRTC};\n${NAME_SHIM};\n${SHADOW_ROOT_HOOK}\n${CLICK_LISTENER_HOOK}\n${MUTATION_CLOCK};\n${start.source}`,
     });
-    await page.evaluate(`${NO_WEBRTC};${NAME_SHIM};${MUTATION_CLOCK}`).catch(() => undefined);
+    await page.evaluate(`${NO_WEBRTC};${NAME_SHIM};${MUTATION_CLOCK};${start.source}`).catch(() => undefined);
+    markCarried(context, start.names);
     await context.addInitScript({ content: NAV_INTENT });
     await page.evaluate(NAV_INTENT).catch(() => undefined);
     // A remote browser cannot reach our proxy: check each request as it leaves instead.

@@ -30,6 +30,11 @@ beforeAll(async () => {
     if (req.url === '/second') return res.end('<h1>Two</h1><button>Next</button><a href="/">Back</a>');
     if (req.url === '/takes-it')
       return res.end(`<script>delete window.__bfnCollect;</script>${PAGE.replace('/child', '/second')}`);
+    // What a page kept across calls may hold: a collector another version installed.
+    if (req.url === '/other-version')
+      return res.end(
+        `<script>Object.defineProperty(window, '__bfnCollect', { value: Object.assign(() => ({ url: 'stale' }), { v: 'old' }), configurable: true });</script>${PAGE.replace('/child', '/second')}`,
+      );
     res.end(PAGE);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -143,13 +148,13 @@ describe('the page reader at document start', () => {
     }
   });
 
-  it('a page that took the collector away is still read, the collector sent with the read', async () => {
+  it.each([
+    ['took the collector away', '/takes-it'],
+    ['holds another version of it', '/other-version'],
+  ])('a page that %s is still read, the collector sent with the read', async (_, path) => {
     const { page, context } = await openPage(browser);
     try {
-      await page.goto(`${base}/takes-it`, { waitUntil: 'load' });
-      expect(await page.evaluate(() => typeof (globalThis as { __bfnCollect?: unknown }).__bfnCollect)).toBe(
-        'undefined',
-      );
+      await page.goto(`${base}${path}`, { waitUntil: 'load' });
       const { value, expressions } = await sent(page, () => snapshot(page));
       expect(expressions).toHaveLength(2);
       expect(expressions[1]!.length).toBeGreaterThan(10_000);

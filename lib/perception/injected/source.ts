@@ -1,3 +1,4 @@
+import { sha256Hex } from '../sha256.ts';
 import { type CollectOptions, collect } from './collect.ts';
 import { features } from './features.ts';
 import { interactivity } from './interactive.ts';
@@ -79,15 +80,29 @@ const SEND =
  * is far slower on big results.
  */
 export const collectCall = (opts: CollectOptions, quietMs?: number, watch?: string): string =>
-  `(() => { ${busyCheck(quietMs)} const f = globalThis.__bfnCollect; if (!f) return undefined; const t0 = performance.now(); const r = f(${JSON.stringify(opts)}); r.timing = [0, performance.now() - t0, performance.timeOrigin + t0]; ${OWNER} ${arming(watch)} ${SEND} })()`;
+  `(() => { ${busyCheck(quietMs)} const f = globalThis.__bfnCollect; if (!f || f.v !== '${collectorVersion()}') return undefined; const t0 = performance.now(); const r = f(${JSON.stringify(opts)}); r.timing = [0, performance.now() - t0, performance.timeOrigin + t0]; ${OWNER} ${arming(watch)} ${SEND} })()`;
 
-/** What defines the collector in a document: built once per process (its sources never change). */
-let installer: string | undefined;
-const installSource = (): string =>
-  (installer ??= `const __name = (f) => f; const sem = {}; for (const make of [${HELPERS.map((f) => `(${f.toString()})`).join(', ')}]) Object.assign(sem, make(sem)); const run = (${collect.toString()});
+/**
+ * What defines the collector in a document: built once per process (its sources never change).
+ * The collector carries a digest of its own source (`v`): a page kept across calls (a remote
+ * browser's, read by another deploy) may hold another version, and a call finds it only if it is
+ * this one; any other gets this one installed.
+ */
+let installer: { source: string; version: string } | undefined;
+function built(): { source: string; version: string } {
+  if (installer) return installer;
+  const body = `const __name = (f) => f; const sem = {}; for (const make of [${HELPERS.map((f) => `(${f.toString()})`).join(', ')}]) Object.assign(sem, make(sem)); const run = (${collect.toString()});
     const f = (opts) => run(opts, sem);
-    Object.defineProperty(globalThis, '__bfnCollect', { value: f, configurable: true });
-    Object.defineProperty(globalThis, '__bfnArm', { value: (${armWatch.toString()}), configurable: true });`);
+    Object.defineProperty(globalThis, '__bfnArm', { value: (${armWatch.toString()}), configurable: true });`;
+  const version = sha256Hex(body).slice(0, 12);
+  installer = {
+    version,
+    source: `${body} f.v = '${version}'; Object.defineProperty(globalThis, '__bfnCollect', { value: f, configurable: true });`,
+  };
+  return installer;
+}
+const installSource = (): string => built().source;
+const collectorVersion = (): string => built().version;
 
 /** Elements the warm-up walk of the start script visits: enough to compile and profile the walk's paths. */
 export const WARM_ELEMENTS = 600;
@@ -102,7 +117,7 @@ export const WARM_ELEMENTS = 600;
  * that are never read, and a read installs the collector in those that are.
  */
 export const collectorAtStart = (): string =>
-  `(() => { if (window.top !== window || globalThis.__bfnCollect) return; ${installSource()}
+  `(() => { if (window.top !== window || globalThis.__bfnCollect?.v === '${collectorVersion()}') return; ${installSource()}
     const warm = () => { if (globalThis.__bfnSeen || globalThis.__bfnCollect !== f) return; try { run({ text: true, warm: ${WARM_ELEMENTS} }, sem); } catch {} };
     const idle = () => (typeof requestIdleCallback === 'function' ? requestIdleCallback(warm, { timeout: 500 }) : setTimeout(warm, 0));
     addEventListener('load', idle, { once: true }); })()`;
