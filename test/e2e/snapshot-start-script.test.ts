@@ -30,6 +30,10 @@ beforeAll(async () => {
     if (req.url === '/second') return res.end('<h1>Two</h1><button>Next</button><a href="/">Back</a>');
     if (req.url === '/takes-it')
       return res.end(`<script>delete window.__bfnCollect;</script>${PAGE.replace('/child', '/second')}`);
+    if (req.url === '/no-timers')
+      return res.end(
+        `<script>window.requestIdleCallback = () => 0; window.setTimeout = () => 0;</script>${PAGE}`,
+      );
     // What a page kept across calls may hold: a collector another version installed.
     if (req.url === '/other-version')
       return res.end(
@@ -124,6 +128,24 @@ describe('the page reader at document start', () => {
         plain.elements.map((e) => [e.id, e.role, e.name]),
       );
       expect(first.elements[0]!.id).toBe(1);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('a page that replaces the timers after the start still gets the warm-up', async () => {
+    const { page, context } = await openPage(browser);
+    try {
+      await page.goto(`${base}/no-timers`, { waitUntil: 'load' });
+      // The warm-up's walk gives the iframe's slot its key; the page itself has no timer left to wait with.
+      await expect
+        .poll(() =>
+          page.evaluate(
+            () => typeof (document.querySelector('iframe') as { __bfnKey?: number } | null)?.__bfnKey,
+          ),
+        )
+        .toBe('number');
+      expect(await page.evaluate(() => (globalThis as { __bfnSeen?: boolean }).__bfnSeen)).toBeUndefined();
     } finally {
       await context.close();
     }

@@ -113,13 +113,15 @@ export const WARM_ELEMENTS = 600;
  * the browser is idle, a warm-up walk (CollectOptions.warm: no ids, nothing kept) runs the
  * collector over the page's first elements, so that the first real read runs code the JIT has
  * already compiled and profiled rather than cold in the interpreter. A read that comes first makes
- * the warm-up moot, and it is skipped. Child frames are left alone: most are ads and trackers
+ * the warm-up moot, and it is skipped. The timers are taken at document start: a page that
+ * replaces them later does not stop the warm-up. Child frames are left alone: most are ads and trackers
  * that are never read, and a read installs the collector in those that are.
  */
 export const collectorAtStart = (): string =>
   `(() => { if (window.top !== window || globalThis.__bfnCollect?.v === '${collectorVersion()}') return; ${installSource()}
     const warm = () => { if (globalThis.__bfnSeen || globalThis.__bfnCollect !== f) return; try { run({ text: true, warm: ${WARM_ELEMENTS} }, sem); } catch {} };
-    const idle = () => (typeof requestIdleCallback === 'function' ? requestIdleCallback(warm, { timeout: 500 }) : setTimeout(warm, 0));
+    const ric = window.requestIdleCallback, later = window.setTimeout;
+    const idle = () => (typeof ric === 'function' ? ric.call(window, warm, { timeout: 500 }) : later.call(window, warm, 0));
     addEventListener('load', idle, { once: true }); })()`;
 
 export const collectInstall = (opts: CollectOptions, quietMs?: number, watch?: string): string =>
