@@ -42,13 +42,16 @@ const session = (page: Page): OpContext => ({ page, reuseReads: true });
 async function countWalks(page: Page): Promise<() => Promise<number>> {
   await page.evaluate(() => {
     const g = globalThis as unknown as Record<string, unknown>;
-    const collect = g.__bfnCollect as (o: unknown) => unknown;
+    const collect = g.__bfnCollect as ((o: unknown) => unknown) & { v: string };
     g.__walks = 0;
+    // The counter stands in for the collector, so it carries the collector's version: a call only
+    // uses a collector of its own version.
+    const counting = (o: unknown) => {
+      g.__walks = (g.__walks as number) + 1;
+      return collect(o);
+    };
     Object.defineProperty(g, '__bfnCollect', {
-      value: (o: unknown) => {
-        g.__walks = (g.__walks as number) + 1;
-        return collect(o);
-      },
+      value: Object.assign(counting, { v: collect.v }),
       configurable: true,
     });
   });
