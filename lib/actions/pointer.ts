@@ -5,7 +5,11 @@ import type { DriverElement, PageDriver } from '../browser/page-driver.ts';
  * Playwright would otherwise check over several (and after waiting two animation frames for
  * "stable"): attached, visible, enabled, and actually the thing under the pointer at its centre.
  */
-function readyForPointer(el: Element): { ok: true; navigates: boolean } | { ok: false; reason: string } {
+function readyForPointer(
+  el: Element,
+):
+  | { ok: true; navigates: boolean; at: { x: number; y: number; width: number; height: number } }
+  | { ok: false; reason: string } {
   if (!el.isConnected) return { ok: false, reason: 'detached' };
   el.scrollIntoView({ block: 'nearest', inline: 'nearest' });
   const r = el.getBoundingClientRect();
@@ -16,7 +20,9 @@ function readyForPointer(el: Element): { ok: true; navigates: boolean } | { ok: 
   if (el.matches(':disabled') || el.getAttribute('aria-disabled') === 'true')
     return { ok: false, reason: 'disabled' };
   const root = el.getRootNode() as Document | ShadowRoot;
-  const hit = root.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+  const x = r.left + r.width / 2;
+  const y = r.top + r.height / 2;
+  const hit = root.elementFromPoint(x, y);
   if (!hit) return { ok: false, reason: 'outside the viewport' };
   // The pointer lands on the element, inside it, or on a label that forwards to it.
   const labelFor = hit.closest('label');
@@ -28,7 +34,11 @@ function readyForPointer(el: Element): { ok: true; navigates: boolean } | { ok: 
       !!form &&
       (el.localName === 'button' || el.localName === 'input') &&
       (el as HTMLButtonElement).type === 'submit';
-    return { ok: true, navigates: !!el.closest('a[href], area[href]') || submits };
+    return {
+      ok: true,
+      navigates: !!el.closest('a[href], area[href]') || submits,
+      at: { x, y, width: r.width, height: r.height },
+    };
   }
   return { ok: false, reason: 'covered by another element' };
 }
@@ -45,13 +55,29 @@ export async function fastPointer(
 ): Promise<{ navigates: boolean } | undefined> {
   const ready = await handle.call(readyForPointer).catch(() => ({ ok: false as const, reason: 'gone' }));
   if (!ready.ok) return undefined;
-  const box = await handle.box();
-  if (!box) return undefined;
-  const x = box.x + box.width / 2;
-  const y = box.y + box.height / 2;
+  const point = await pointerAt(handle, ready.at);
+  if (!point) return undefined;
+  const { x, y } = point;
   if (kind === 'hover') await page.mouse.move(x, y);
   else await page.mouse.click(x, y, { clickCount: kind === 'dblclick' ? 2 : 1 });
   return { navigates: ready.navigates };
+}
+
+/**
+ * Where the pointer goes: the point checked in the page, the centre of the element's own
+ * rectangle. The driver's box can be another shape (an inline <a> around blocks gets its empty
+ * line fragments added), and its centre may fall outside the element. In the main frame the
+ * page's coordinates are the pointer's; a child frame's are shifted by where the frame sits, which
+ * the driver's box tells only when it has the same size (otherwise: the driver's own path).
+ */
+async function pointerAt(
+  handle: DriverElement,
+  at: { x: number; y: number; width: number; height: number },
+): Promise<{ x: number; y: number } | undefined> {
+  if (!handle.frame.parent()) return at;
+  const box = await handle.box();
+  if (!box || Math.abs(box.width - at.width) > 1 || Math.abs(box.height - at.height) > 1) return undefined;
+  return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
 }
 
 /** Current checked state of a checkbox / radio / switch, native or ARIA. */

@@ -247,4 +247,36 @@ describe('executeAction on real Chromium', () => {
     expect(out.ok).toBe(true);
     expect(await log()).toBe('new save');
   });
+  it('clicks a link laid out around blocks on the link, not on what its outer box also covers', async () => {
+    // An <a> around block children, a line of other words right after it (a real sign-in page's
+    // button): its box as the driver reports it adds the empty line fragments, and that box's
+    // centre falls on the container just below the link's visible part.
+    await page.setContent(`
+      <p id="log"></p>
+      <div id="panel" style="width:400px; font:16px sans-serif">
+        <a id="go" style="cursor:pointer"><div><div>Login with Example</div></div></a>
+        <a href="#register" style="font-size:40px">Create Account</a>
+      </div>
+      <script>
+        document.addEventListener('click', (e) => {
+          document.getElementById('log').textContent = e.target.closest('#go') ? 'link' : 'missed:' + e.target.id;
+        });
+      </script>`);
+    const shape = await page.evaluate(() => {
+      const link = document.getElementById('go')!;
+      return { own: link.getBoundingClientRect().height, fragments: link.getClientRects().length };
+    });
+    expect(shape.fragments).toBeGreaterThan(1);
+    const driverBox = await page.locator('#go').boundingBox();
+    // The trap is set: the driver's box is taller than the link's own rectangle.
+    expect(driverBox!.height).toBeGreaterThan(shape.own + 1);
+    const snap = await snapshot(page);
+    const res = await executeAction(
+      page,
+      { method: 'click', target: { id: idOf(snap, 'Login with Example') } },
+      { snapshot: snap },
+    );
+    expect(res.ok).toBe(true);
+    expect(await log()).toBe('link');
+  });
 });
