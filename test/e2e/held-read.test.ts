@@ -44,14 +44,14 @@ async function countWalks(page: Page): Promise<() => Promise<number>> {
     const g = globalThis as unknown as Record<string, unknown>;
     const collect = g.__bfnCollect as ((o: unknown) => unknown) & { v: string };
     g.__walks = 0;
-    // The counter stands in for the collector, so it carries the collector's version: a call only
-    // uses a collector of its own version.
+    // The counter stands in for the collector, so it carries what the collector carries: its
+    // version (a call only uses a collector of its own version) and its ASCII writer.
     const counting = (o: unknown) => {
       g.__walks = (g.__walks as number) + 1;
       return collect(o);
     };
     Object.defineProperty(g, '__bfnCollect', {
-      value: Object.assign(counting, { v: collect.v }),
+      value: Object.assign(counting, collect),
       configurable: true,
     });
   });
