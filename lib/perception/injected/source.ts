@@ -1,4 +1,5 @@
 import { sha256Hex } from '../sha256.ts';
+import { asciiJson } from './ascii.ts';
 import { type CollectOptions, collect } from './collect.ts';
 import { features } from './features.ts';
 import { interactivity } from './interactive.ts';
@@ -70,32 +71,10 @@ const OWNER =
 /**
  * The read as JSON, with the time it left the page (epoch ms) as its last field, set after the
  * rest was stringified: the caller can tell the stringify and the trip apart (read-phases.ts).
- * The text travels as plain ASCII when that is cheap (`ascii` below).
+ * The text travels as plain ASCII when that is cheap (ascii.ts).
  */
 const SEND =
   "const json = f.ascii(JSON.stringify(r)); return json.slice(0, -1) + ',\"sentAt\":' + (performance.timeOrigin + performance.now()) + '}';";
-
-/**
- * JSON text with its non-ASCII characters written as \uXXXX escapes, when they are few (at most one
- * in eight). A string with even one character past ASCII crosses the DevTools protocol as UTF-16,
- * about four times slower than ASCII (measured: 255 kB in 13 ms against 3-4 ms, 20 kB in 1.4 against
- * 0.9), and nearly every real page has one (a no-break space, an em dash, a name). Text mostly in
- * another script stays as it is: six bytes a character would cost more than the slow path saves.
- */
-const ASCII = `f.ascii = (s) => {
-  if (!/[^\\x00-\\x7f]/.test(s)) return s;
-  const most = s.length >> 3;
-  let n = 0;
-  try {
-    return s.replace(/[^\\x00-\\x7f]/g, (c) => {
-      if (++n > most) throw n;
-      const hex = c.charCodeAt(0).toString(16);
-      return '\\\\u' + '0000'.slice(hex.length) + hex;
-    });
-  } catch {
-    return s;
-  }
-};`;
 
 /**
  * The collector is compiled once per document and kept on a non-enumerable global; later calls
@@ -115,7 +94,7 @@ let installer: { source: string; version: string } | undefined;
 function built(): { source: string; version: string } {
   if (installer) return installer;
   const body = `const __name = (f) => f; const sem = {}; for (const make of [${HELPERS.map((f) => `(${f.toString()})`).join(', ')}]) Object.assign(sem, make(sem)); const run = (${collect.toString()});
-    const f = (opts) => run(opts, sem); ${ASCII}
+    const f = (opts) => run(opts, sem); f.ascii = (${asciiJson.toString()});
     Object.defineProperty(globalThis, '__bfnArm', { value: (${armWatch.toString()}), configurable: true });`;
   const version = sha256Hex(body).slice(0, 12);
   installer = {
