@@ -9,6 +9,7 @@ import { addStartScript } from '../browser/start-scripts.ts';
 import type { RawCollect } from './injected/payload.ts';
 import { collectCall, collectInstall, collectorAtStart } from './injected/source.ts';
 import { phaseEnd, phaseFigure, phaseStart } from './read-phases.ts';
+import { readText } from './read-text.ts';
 import type { FrameCollect } from './tree.ts';
 import type { SnapshotOptions } from './types.ts';
 
@@ -42,7 +43,7 @@ export const COLLECTOR_START = 'collector';
 addStartScript(COLLECTOR_START, collectorAtStart());
 
 /** A frame's answer: busy, or its read (lines and elements still packed: assemble.ts reads them). */
-const fromJson = (json: string): RawCollect | Busy => JSON.parse(json) as RawCollect | Busy;
+const fromJson = (sent: string): RawCollect | Busy => JSON.parse(readText(sent)) as RawCollect | Busy;
 
 async function collectFrame(
   frame: DriverFrame,

@@ -45,7 +45,7 @@ async function countWalks(page: Page): Promise<() => Promise<number>> {
     const collect = g.__bfnCollect as ((o: unknown) => unknown) & { v: string };
     g.__walks = 0;
     // The counter stands in for the collector, so it carries what the collector carries: its
-    // version (a call only uses a collector of its own version) and its ASCII writer.
+    // version (a call only uses a collector of its own version) and what writes its text out.
     const counting = (o: unknown) => {
       g.__walks = (g.__walks as number) + 1;
       return collect(o);

@@ -1,5 +1,4 @@
 import { sha256Hex } from '../sha256.ts';
-import { asciiJson } from './ascii.ts';
 import { type CollectOptions, collect } from './collect.ts';
 import { features } from './features.ts';
 import { interactivity } from './interactive.ts';
@@ -12,6 +11,7 @@ import { semantics } from './semantics.ts';
 import { states } from './states.ts';
 import { armWatch } from './watch.ts';
 import { wire } from './wire.ts';
+import { wireText } from './wire-text.ts';
 import { xpaths } from './xpath.ts';
 
 /**
@@ -71,10 +71,10 @@ const OWNER =
 /**
  * The read as JSON, with the time it left the page (epoch ms) as its last field, set after the
  * rest was stringified: the caller can tell the stringify and the trip apart (read-phases.ts).
- * The text travels as plain ASCII when that is cheap (ascii.ts).
+ * It travels as pure ASCII (wire-text.ts; the making of that counts as the trip).
  */
 const SEND =
-  "const json = f.ascii(JSON.stringify(r)); return json.slice(0, -1) + ',\"sentAt\":' + (performance.timeOrigin + performance.now()) + '}';";
+  "const json = JSON.stringify(r); return f.wire(json.slice(0, -1) + ',\"sentAt\":' + (performance.timeOrigin + performance.now()) + '}');";
 
 /**
  * The collector is compiled once per document and kept on a non-enumerable global; later calls
@@ -94,7 +94,7 @@ let installer: { source: string; version: string } | undefined;
 function built(): { source: string; version: string } {
   if (installer) return installer;
   const body = `const __name = (f) => f; const sem = {}; for (const make of [${HELPERS.map((f) => `(${f.toString()})`).join(', ')}]) Object.assign(sem, make(sem)); const run = (${collect.toString()});
-    const f = (opts) => run(opts, sem); f.ascii = (${asciiJson.toString()});
+    const f = (opts) => run(opts, sem); f.wire = (${wireText.toString()});
     Object.defineProperty(globalThis, '__bfnArm', { value: (${armWatch.toString()}), configurable: true });`;
   const version = sha256Hex(body).slice(0, 12);
   installer = {
