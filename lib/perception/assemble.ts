@@ -15,13 +15,17 @@ const SEP = '\x7f';
 const intersects = (b: { x: number; y: number; width: number; height: number }, c: FrameCollect['clip']) =>
   b.width * b.height > 0 && b.x < c.x + c.w && b.x + b.width > c.x && b.y < c.y + c.h && b.y + b.height > c.y;
 
-/** The frame's origin, parsed once per frame URL: a big page's links would each parse it again. */
+/**
+ * The frame's origin as the page wrote it (`location.origin`: "file://" for a file: page, where
+ * URL.origin says "null"), parsed once per frame URL: a big page's links would each parse it again.
+ */
 let lastOrigin = { url: '', origin: '' };
 const originOf = (url: string): string => {
   if (url === lastOrigin.url) return lastOrigin.origin;
   let origin = '';
   try {
-    origin = new URL(url).origin;
+    const parsed = new URL(url);
+    origin = parsed.protocol === 'file:' ? 'file://' : parsed.origin === 'null' ? '' : parsed.origin;
   } catch {
     // no origin: links stay as the page wrote them
   }

@@ -75,7 +75,9 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
   // The lines go straight into their travelling form (wire.ts); the elements are packed at the end.
   const lines = sem.lineWriter();
   const elements: PageElement[] = [];
-  const origin = location.origin;
+  // The origin the caller puts back on the URLs that travel without it (assemble.ts): one of a
+  // scheme it can rebuild the same way (a file: page's is "file://"); others travel whole.
+  const origin = /^(https?|file):$/.test(location.protocol) ? location.origin : '';
   const hasBase = !!doc.querySelector('base[href]');
   // What a same-document link (`#part`) resolves to, but its fragment.
   const docUrl = /^https?:$/.test(location.protocol) ? location.href.split('#')[0]! : '';
@@ -306,7 +308,7 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
   ) {
     const tag = el.localName;
     const shown = shownRole(el, role);
-    const url = urlOf(el, hasBase, docUrl);
+    const url = urlOf(el, !!origin && !hasBase, docUrl);
     const addressable = interactive || scrollable || !!url || tag === 'iframe' || tag === 'canvas';
     let id = 0;
     if (addressable) {
@@ -318,8 +320,7 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
       registry.set(id, el);
       const extra = extraOf(el, role, name, label, rect, interactive, dialogKey);
       // Same-origin URLs travel without their origin; the caller puts it back.
-      const shortUrl =
-        url && origin !== 'null' && url.startsWith(`${origin}/`) ? url.slice(origin.length) : url;
+      const shortUrl = url && origin && url.startsWith(`${origin}/`) ? url.slice(origin.length) : url;
       const capped = cap(name, 160);
       // Said by the line already (most elements): not sent twice.
       const asLine = capped === name && shown === role;

@@ -29,17 +29,18 @@ export function records({
   const FRAGMENT = /^#[\w\-.~/%=&+!$'()*,;:@?]*$/;
 
   /**
-   * A link's or image's URL; an origin-relative href travels as is unless a <base> changes it.
+   * A link's or image's URL; an origin-relative href travels as is when the document has an origin
+   * the caller can put back (`asIs`: http, https or file, and no <base> changing it).
    * `docUrl` is the document's http(s) URL without its fragment ('' for any other scheme).
    */
-  function urlOf(el: Element, hasBase: boolean, docUrl: string): string | undefined {
+  function urlOf(el: Element, asIs: boolean, docUrl: string): string | undefined {
     const tag = el.localName;
     if (tag === 'a' || tag === 'area') {
       const raw = el.getAttribute('href') ?? '';
       // An origin-relative path needs no resolving: it travels as is and the caller adds the origin.
-      if (raw.startsWith('/') && !raw.startsWith('//') && !raw.includes('..') && !hasBase) return raw;
+      if (asIs && raw.startsWith('/') && !raw.startsWith('//') && !raw.includes('..')) return raw;
       if (CANONICAL.test(raw)) return raw;
-      if (docUrl && !hasBase && FRAGMENT.test(raw)) return docUrl + raw;
+      if (docUrl && asIs && FRAGMENT.test(raw)) return docUrl + raw;
       const href = (el as HTMLAnchorElement).href;
       return href && !href.startsWith('javascript:') ? href : undefined;
     }
