@@ -65,12 +65,18 @@ describe('browserfn CLI', () => {
     expect(stdout).toMatch(/— \d+ elements \(\d+ interactive\), \d+ chars, ~\d+ tokens, [\d.]+ ms/);
   });
 
-  it('snapshot --json prints the whole Snapshot, --som writes the marked screenshot', async () => {
+  // Retried once: it failed once in CI with two suites running at once (the cross-origin frame's
+  // button missing; settle waits at most 3 s for the page's requests) and never in 5 runs here. The
+  // frames the snapshot did read are printed if it fails.
+  it('snapshot --json prints the whole Snapshot, --som writes the marked screenshot', {
+    retry: 1,
+  }, async () => {
     const png = join(dir, 'som.png');
     const { code, stdout, why } = await cli('snapshot', `${site.url}/iframes.html`, '--json', '--som', png);
     expect(code, why).toBe(0);
     const snap = JSON.parse(stdout);
     const cross = snap.elements.find((e: { name: string }) => e.name === 'Cross save');
+    expect(cross, `frames read: ${JSON.stringify(snap.frames)}`).toBeDefined();
     expect(cross.locator.xpath).toContain(' >> ');
     expect(cross.box.width).toBeGreaterThan(0);
     expect(snap.stats.tokens).toBeGreaterThan(0);
