@@ -6,7 +6,7 @@
  * A string with even one character past ASCII crosses the DevTools protocol as UTF-16, which the
  * browser turns into UTF-8 slowly (measured here: 255 kB in 13 ms against 3-4 ms for ASCII; 20 kB
  * in 1.4 against 0.9), and nearly every real page has one (a no-break space, an em dash, a name).
- * - A few such characters (at most one in eight) are written as \uXXXX escapes: still JSON.
+ * - A few such characters (at most one in eight) are written as JSON \u escapes (four hex digits).
  * - Text mostly in another script goes as base64 of its UTF-8 (six bytes a character as escapes
  *   would cost more than the slow path): 12 kB of half-Greek text in 0.9 ms against 1.2, 255 kB in
  *   13 against 20.
