@@ -1,4 +1,5 @@
 import { asDriver, type DriverFrame, type PageDriver, type PageInput } from '../browser/page-driver.ts';
+import { buildSnapshot } from './build.ts';
 import { collectAll, inPageArgs, withinTime } from './collect-frames.ts';
 import {
   builtFrom,
@@ -14,18 +15,8 @@ import {
   watchChanges,
 } from './held-read.ts';
 import { attachFrames, idSpace, resetIdSpace } from './live.ts';
-import { domConfidence, pageSignature, shortHash } from './metrics.ts';
 import { phaseEnd, phaseStart } from './read-phases.ts';
-import { redactSecrets } from './redact.ts';
-import {
-  assemble,
-  estimateTokens,
-  type FrameCollect,
-  formatLine,
-  type Selection,
-  selectBudget,
-  selectChunk,
-} from './tree.ts';
+import type { FrameCollect } from './tree.ts';
 import type { Snapshot, SnapshotOptions } from './types.ts';
 
 export { SnapshotError } from './collect-frames.ts';
@@ -136,7 +127,6 @@ async function read(
   if (built) return built;
   // Page-wide ids: stable per element; a new top document starts over, a new frame document
   // forgets only its own.
-  let t = phaseStart();
   const ids = collected[0]!.raw.fresh ? resetIdSpace(page) : idSpace(page);
   const maps = live.map((frame, i) => {
     let map = ids.frames.get(frame);
@@ -157,113 +147,11 @@ async function read(
     localIds.set(id, local);
     return id;
   };
-  const { lines, elements: allElements, lineElements } = assemble(collected, idFor);
-  t = phaseEnd('assemble', t);
-  const rendered = lines.map((l, i) => formatLine(l, lineElements[i]));
-  t = phaseEnd('format', t);
-  const mainRaw = collected[0]!.raw;
-
-  let selection: Selection | undefined;
-  let chunk: Snapshot['chunk'];
-  if (options.chunk !== undefined) {
-    const count = Math.max(1, Math.ceil(mainRaw.viewport.docHeight / mainRaw.viewport.height));
-    const index = Math.min(Math.max(0, options.chunk), count - 1);
-    selection = selectChunk(lines, index, mainRaw.viewport.height);
-    chunk = { index, count };
-  }
-  if (options.budget !== undefined) {
-    const base = selection?.keep;
-    const inChunk = base ? lines.filter((_, i) => base[i]) : lines;
-    const idx = base ? lines.map((_, i) => i).filter((i) => base[i]) : lines.map((_, i) => i);
-    const remap = new Map(idx.map((orig, i) => [orig, i]));
-    const sub = inChunk.map((l) => ({ ...l, parent: remap.get(l.parent) ?? -1 }));
-    const budgeted = selectBudget(
-      sub,
-      idx.map((i) => rendered[i]!),
-      options.budget,
-      options.keywords,
-    );
-    const keep = new Array<boolean>(lines.length).fill(false);
-    idx.forEach((orig, i) => {
-      keep[orig] = budgeted.keep[i]!;
-    });
-    const omittedBefore = selection ? selection.omitted : 0;
-    const omittedInteractiveBefore = selection ? selection.omittedInteractive : 0;
-    selection = {
-      keep,
-      omitted: omittedBefore + budgeted.omitted,
-      omittedInteractive: omittedInteractiveBefore + budgeted.omittedInteractive,
-    };
-  }
-
-  let keptLines = rendered;
-  let elements = allElements;
-  if (selection) {
-    const keep = selection.keep;
-    keptLines = rendered.filter((_, i) => keep[i]);
-    const keptIds = new Set<number>();
-    lines.forEach((l, i) => {
-      if (keep[i] && l.id) keptIds.add(l.id);
-    });
-    // Only what the model was shown is addressable: an id it could not have seen is a guess.
-    elements = allElements.filter((e) => keptIds.has(e.id));
-  }
-  const complete = elements.length < allElements.length ? allElements : undefined;
-
-  let omitted: string | undefined;
-  if (selection && selection.omitted > 0) {
-    const parts = [`${selection.omitted} lines left out`];
-    if (selection.omittedInteractive > 0) parts.push(`${selection.omittedInteractive} of them interactive`);
-    const how = chunk ? `chunk ${chunk.index + 1} of ${chunk.count}` : `token budget ${options.budget}`;
-    omitted = `(${parts.join(', ')}: ${how}; scroll, pick another chunk, or narrow with a selector)`;
-    keptLines.push(omitted);
-  }
-  const tree = keptLines.join('\n');
-  t = phaseEnd('select', t);
-  const urls: Record<string, string> = {};
-  for (const e of elements) if (e.url) urls[String(e.id)] = e.url;
-  const interactive = elements.filter((e) => e.interactive).length;
-
-  const nodes = collected.reduce((n, c) => n + c.raw.counts.nodes, 0);
-  lastNodes.set(page, nodes);
-  const snap: Snapshot = {
-    url: mainRaw.url,
-    title: mainRaw.title,
-    tree,
-    elements,
-    urls,
-    frames: collected.map((c) => c.info),
-    stats: {
-      nodes,
-      elements: elements.length,
-      interactive,
-      lines: keptLines.length,
-      chars: tree.length,
-      tokens: estimateTokens(tree),
-      ms: 0,
-      omittedLines: selection?.omitted ?? 0,
-      omittedInteractive: selection?.omittedInteractive ?? 0,
-    },
-    signature: pageSignature(mainRaw.url, allElements),
-    contentHash: shortHash(tree),
-    confidence: domConfidence(
-      collected.map((c) => c.raw),
-      allElements.filter((e) => e.interactive).length,
-    ),
-  };
-  if (chunk) snap.chunk = chunk;
-  if (omitted) snap.omitted = omitted;
-  if (complete) snap.complete = complete;
-  redactSecrets(snap, options.secrets);
-  if (options.secrets) {
-    snap.contentHash = shortHash(snap.tree);
-    snap.stats.chars = snap.tree.length;
-    snap.stats.tokens = estimateTokens(snap.tree);
-  }
+  const snap = buildSnapshot(collected, idFor, options);
+  lastNodes.set(page, snap.stats.nodes);
   attachFrames(snap, live, localIds);
-  phaseEnd('finish', t);
   snap.stats.ms = Math.round((performance.now() - started) * 10) / 10;
   if (got.held)
-    keepBuilt(got.held, { shape, keywords, trimmed: (selection?.omitted ?? 0) > 0, snapshot: snap });
+    keepBuilt(got.held, { shape, keywords, trimmed: snap.stats.omittedLines > 0, snapshot: snap });
   return snap;
 }

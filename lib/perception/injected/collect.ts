@@ -48,7 +48,7 @@ export type Helpers = Semantics &
 export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
   const { NAME_FROM_CONTENT, STRUCTURAL, PROMOTABLE, clean, cap, roleOf, nameOf } = sem;
   const { nativeInteractive, clickKind, urlOf, extraOf, shownRole, frameSlot, xpathChain } = sem;
-  const { plainInline, isHidden, scrollsItself, worthALine, packWire } = sem;
+  const { plainInline, zeroSize, containable, scrollsItself, worthALine, packWire } = sem;
   sem.resetFeatures();
   sem.resetXpaths();
   const g = globalThis as unknown as Record<string, unknown>;
@@ -114,13 +114,25 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
   // True while the last line is plain text that the next inline text may join.
   let inlineOpen = false;
 
-  function pushText(text: string, depth: number, top: number, inView: boolean) {
-    if (!opts.text || !text) return;
+  /** Whether a box shows any of itself in the viewport. */
+  const shows = (r: DOMRect): boolean =>
+    r.bottom > 0 && r.top < vh && r.right > 0 && r.left < vw && r.width * r.height > 0;
+
+  // The element whose children are being walked: text nodes take their position from its box,
+  // read the first time one of them needs it (most boxes hold only other boxes).
+  let textOwner: Element | undefined;
+  let ownerBox: DOMRect | undefined;
+
+  function pushText(text: string, depth: number) {
+    if (!opts.text) return;
+    if (textOwner && !ownerBox) ownerBox = textOwner.getBoundingClientRect();
+    const box = ownerBox;
+    const inView = !!box && shows(box);
     // Adjacent inline text at the same depth reads as one sentence: keep it on one line.
     if (inlineOpen && lines.lastDepth() === depth && lines.lastText().length + text.length < 600) {
       lines.joinText(text, inView);
     } else {
-      lines.text(depth, text, inView ? 2 : 0, top);
+      lines.text(depth, text, inView ? 2 : 0, box ? box.top + scrollY : 0);
       inlineOpen = true;
     }
   }
@@ -128,10 +140,6 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
   function breakInline() {
     inlineOpen = false;
   }
-
-  // Geometry of the element whose children are being walked: text nodes take their position from it.
-  let textTop = 0;
-  let textInView = false;
 
   function walkChildren(
     parent: Node,
@@ -154,7 +162,7 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
     if (node.nodeType === 3) {
       if (nameCovered) return;
       const t = clean(node.nodeValue);
-      if (t) pushText(t, depth, textTop, textInView);
+      if (t) pushText(t, depth);
       return;
     }
     if (node.nodeType !== 1) return;
@@ -192,13 +200,30 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
       walkChildren(el, depth, ownCursor, root, nameCovered || (!!el.id && namingIds.has(el.id)));
       return;
     }
-    const rect = el.getBoundingClientRect();
-    const hidden = isHidden(style, visibility, rect, isContents);
+    // The box is read only when something needs it (a line, a 0×0 test, a text child's place):
+    // about half the elements of a page are boxes of boxes that never do.
+    let rect: DOMRect | undefined;
+    // Hidden: invisible, or 0×0 while clipping what overflows it. Overflow applies to block-level
+    // boxes, and scrolling needs it there too: one read of it, then the box only if it clips. Other
+    // boxes (a link, a table row) mostly get a line, and so the box, anyway: that comes first.
+    let hidden = visibility === 'hidden' || visibility === 'collapse';
+    let overflowY = '';
+    if (!isContents && containable(display)) {
+      // Computed as "<x> <y>", or one keyword for both.
+      const overflow = style.overflow;
+      overflowY = overflow.slice(overflow.indexOf(' ') + 1);
+      if (!hidden && overflow !== 'visible') {
+        rect = el.getBoundingClientRect();
+        hidden = zeroSize(rect);
+      }
+    } else if (!isContents && !hidden) {
+      rect = el.getBoundingClientRect();
+      hidden = zeroSize(rect) && style.overflow !== 'visible';
+    }
     const role = hidden ? '' : roleOf(el);
-    const inView =
-      rect.bottom > 0 && rect.top < vh && rect.right > 0 && rect.left < vw && rect.width * rect.height > 0;
 
     if (tag === 'canvas') {
+      rect ??= el.getBoundingClientRect();
       counts.canvas++;
       counts.canvasArea += rect.width * rect.height;
     }
@@ -214,7 +239,10 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
       if (!role || role === 'img' || role === 'none') {
         const label =
           clean(el.getAttribute('aria-label')) || clean(el.querySelector(':scope > title')?.textContent);
-        if (label && !nameCovered) pushLine(el, 'img', label, '', depth, rect, inView, false, root, false);
+        if (label && !nameCovered) {
+          rect ??= el.getBoundingClientRect();
+          pushLine(el, 'img', label, '', depth, rect, shows(rect), false, root, false);
+        }
         return;
       }
     }
@@ -224,7 +252,7 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
     // can name it like any other control.
     const kind = hidden || native ? '' : clickKind(el, ownCursor, cursor);
     const interactive = native || kind !== '';
-    const scrollable = !hidden && scrollsItself(el, style, display);
+    const scrollable = !hidden && scrollsItself(el, display, overflowY);
 
     let childDepth = depth;
     let covered = nameCovered;
@@ -238,7 +266,8 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
       if (interactive && !name) counts.unlabelled++;
       const emits = worthALine(tag, role, name, interactive, scrollable);
       if (emits && (!nameCovered || interactive || tag === 'img')) {
-        pushLine(el, effectiveRole, name, label, depth, rect, inView, interactive, root, scrollable);
+        rect ??= el.getBoundingClientRect();
+        pushLine(el, effectiveRole, name, label, depth, rect, shows(rect), interactive, root, scrollable);
         childDepth = depth + 1;
         // Name came from the content: the children's text is already on this line.
         const fromContent = NAME_FROM_CONTENT.has(role) || tag === 'summary' || effectiveRole === 'clickable';
@@ -266,8 +295,8 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
     // Block-level boxes end a run of inline text.
     const block = display !== 'inline' && !isContents;
     if (block) breakInline();
-    const savedTop = textTop;
-    const savedInView = textInView;
+    const savedOwner = textOwner;
+    const savedBox = ownerBox;
     const savedDialog = dialogKey;
     if (role === 'dialog' || role === 'alertdialog' || el.getAttribute('aria-modal') === 'true') {
       const d = el as Tagged & { __bfnDialog?: number };
@@ -276,20 +305,20 @@ export function collect(opts: CollectOptions, sem: Helpers): RawCollect {
       dialogKey = d.__bfnDialog;
     }
     if (!isContents) {
-      textTop = rect.top + scrollY;
-      textInView = inView;
+      textOwner = el;
+      ownerBox = rect;
     }
     // Laid out but not rendered: a closed <details> shows only its summary, and
     // content-visibility: hidden shows nothing inside (browsers still give those boxes a size).
     if (tag === 'details' && !(el as unknown as HTMLDetailsElement).open) {
       const summary = el.querySelector(':scope > summary');
       if (summary) walkNode(summary, childDepth, childCursor, root, covered);
-    } else if (sem.containable(display) && style.contentVisibility === 'hidden') {
+    } else if (containable(display) && style.contentVisibility === 'hidden') {
       // nothing inside is on screen (a link or a table row ignores the property)
     } else if (shadow) walkChildren(shadow, childDepth, childCursor, shadow, covered);
     else walkChildren(el, childDepth, childCursor, root, covered);
-    textTop = savedTop;
-    textInView = savedInView;
+    textOwner = savedOwner;
+    ownerBox = savedBox;
     dialogKey = savedDialog;
     if (block) breakInline();
   }

@@ -37,19 +37,8 @@ export function lineRules({
     );
   }
 
-  /** Invisible, or a box of no size that shows nothing of its content. */
-  function isHidden(
-    style: CSSStyleDeclaration,
-    visibility: string,
-    rect: DOMRect,
-    isContents: boolean,
-  ): boolean {
-    return (
-      visibility === 'hidden' ||
-      visibility === 'collapse' ||
-      (!isContents && rect.width === 0 && rect.height === 0 && style.overflow !== 'visible')
-    );
-  }
+  /** A box of no size: one that clips what overflows it shows nothing of its content. */
+  const zeroSize = (rect: DOMRect): boolean => rect.width === 0 && rect.height === 0;
 
   /**
    * Displays whose boxes never scroll their content and skip none of it: neither CSS overflow nor
@@ -66,14 +55,14 @@ export function lineRules({
   ]);
 
   /** A box (not the page itself) that scrolls its own content. */
-  function scrollsItself(el: Element, style: CSSStyleDeclaration, display: string): boolean {
+  function scrollsItself(el: Element, display: string, overflowY: string): boolean {
     const tag = el.localName;
     return (
       tag !== 'html' &&
       tag !== 'body' &&
-      // Overflow applies to none of these boxes (a link, a table row): no computed style read for them.
+      // Overflow applies to none of these boxes (a link, a table row).
       !NO_OVERFLOW.has(display) &&
-      (style.overflowY === 'auto' || style.overflowY === 'scroll') &&
+      (overflowY === 'auto' || overflowY === 'scroll') &&
       el.scrollHeight > el.clientHeight + 4
     );
   }
@@ -102,7 +91,7 @@ export function lineRules({
   /** Whether content-visibility can apply to a box of this display (containment can). */
   const containable = (display: string): boolean => !NO_OVERFLOW.has(display);
 
-  return { plainInline, isHidden, scrollsItself, worthALine, containable };
+  return { plainInline, zeroSize, scrollsItself, worthALine, containable };
 }
 
 export type LineRules = ReturnType<typeof lineRules>;
