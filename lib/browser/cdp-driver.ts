@@ -10,14 +10,7 @@ import { CdpKeyboard, CdpMouse } from './cdp-input.ts';
 import { answerPaused, pauseRequests, stopPausing } from './cdp-intercept.ts';
 import { CdpLoads } from './cdp-loads.ts';
 import { type CdpConnection, CdpSession } from './cdp-session.ts';
-import {
-  CLICK_LISTENER_HOOK,
-  MUTATION_CLOCK,
-  NAME_SHIM,
-  NAV_INTENT,
-  NO_WEBRTC,
-  SHADOW_ROOT_HOOK,
-} from './init-scripts.ts';
+import { MUTATION_CLOCK, NAV_INTENT, pageHooks } from './init-scripts.ts';
 import type { LoadState, NavigationWatch, PageChange, PageDriver, RequestHook } from './page-driver.ts';
 
 type P = Record<string, unknown>;
@@ -27,7 +20,8 @@ interface FrameTree {
 }
 
 const QUIET_FOR = `(() => { ${MUTATION_CLOCK}; return performance.now() - globalThis.__bfnLastMutation; })()`;
-const INIT_SCRIPT = `${NAME_SHIM};\n${SHADOW_ROOT_HOOK}\n${CLICK_LISTENER_HOOK}\n${MUTATION_CLOCK};\n${NAV_INTENT};\n${NO_WEBRTC};`;
+// The browser at the other end of a CDP link is never one we launched.
+const INIT_SCRIPT = `${pageHooks(true)};\n${NAV_INTENT};`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function timeoutError(ms: number, what: string): Error {

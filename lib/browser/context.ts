@@ -1,12 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import {
-  CLICK_LISTENER_HOOK,
-  MUTATION_CLOCK,
-  NAME_SHIM,
-  NAV_INTENT,
-  SHADOW_ROOT_HOOK,
-} from './init-scripts.ts';
+import { NAV_INTENT, pageHooks } from './init-scripts.ts';
+import { isRemoteBrowser } from './launch.ts';
 // Registers the Playwright adapter of the page-driver port: perception takes these pages as drivers.
 import { prepareDriver } from './playwright-driver.ts';
 import { markCarried, startScripts } from './start-scripts.ts';
@@ -46,14 +41,20 @@ export async function newJobContext(
     ...(options.proxy ? { proxy: options.proxy } : {}),
     acceptDownloads: false,
   });
-  // Closed shadow roots are invisible to page scripts, ours included, unless recorded at attach time.
+  await addPageScripts(context, isRemoteBrowser(browser));
+  return context;
+}
+
+/**
+ * Our scripts, in every document of `context` before its own code: the page hooks (closed shadow
+ * roots, click listeners and the mutation clock are only seen from the start; no WebRTC in a
+ * `remote` browser) with the start scripts, then the navigation note.
+ */
+export async function addPageScripts(context: BrowserContext, remote: boolean): Promise<void> {
   const start = startScripts();
-  await context.addInitScript({
-    content: `${NAME_SHIM};\n${SHADOW_ROOT_HOOK}\n${CLICK_LISTENER_HOOK}\n${MUTATION_CLOCK};\n${start.source}`,
-  });
+  await context.addInitScript({ content: `${pageHooks(remote)};\n${start.source}` });
   markCarried(context, start.names);
   await context.addInitScript({ content: NAV_INTENT });
-  return context;
 }
 
 /** Saves the context's cookies and localStorage so a later job can start signed in. */

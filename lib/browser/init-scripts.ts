@@ -103,6 +103,16 @@ export const NO_WEBRTC = `(() => {
 })()`;
 
 /**
+ * The hooks above as one script, the first every page of ours runs. In a browser we did not launch
+ * (`remote`) it also removes WebRTC, which our launch flag keeps home in ours. Start scripts
+ * (start-scripts.ts) follow it; NAV_INTENT runs as a script of its own.
+ */
+export function pageHooks(remote: boolean): string {
+  const hooks = [NAME_SHIM, SHADOW_ROOT_HOOK, CLICK_LISTENER_HOOK, MUTATION_CLOCK];
+  return (remote ? [NO_WEBRTC, ...hooks] : hooks).join(';\n');
+}
+
+/**
  * Notes the URL of a navigation this document starts (a link, a form, `location = …`, a refresh)
  * the moment it starts, via the Navigation API: the browser's network events for it may come
  * later than the click returns on a busy machine, and an action must not call a page done when

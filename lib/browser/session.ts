@@ -1,23 +1,16 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { type JobContextOptions, newJobContext, newPage } from './context.ts';
+import { addPageScripts, type JobContextOptions, newJobContext, newPage } from './context.ts';
 import { assertNavigable, NetworkBlockedError } from './guard.ts';
 import type { GuardPolicy } from './guard-policy.ts';
 import { policyFromEnv } from './guard-policy.ts';
 import { guardProxyFor, proxyOption } from './guard-proxy.ts';
 import { installNetworkGuard, type NetworkGuard } from './guard-route.ts';
-import {
-  CLICK_LISTENER_HOOK,
-  MUTATION_CLOCK,
-  NAME_SHIM,
-  NAV_INTENT,
-  NO_WEBRTC,
-  SHADOW_ROOT_HOOK,
-} from './init-scripts.ts';
+import { MUTATION_CLOCK, NAME_SHIM, NAV_INTENT, NO_WEBRTC } from './init-scripts.ts';
 import { isRemoteBrowser, launchBrowser } from './launch.ts';
 import { guardedGoto } from './navigate.ts';
 import { BrowserCrashedError, type PageProblem, PageUnreachableError, watchPage } from './page-watch.ts';
 import { settle } from './settle.ts';
-import { markCarried, startScripts } from './start-scripts.ts';
+import { startScripts } from './start-scripts.ts';
 
 /**
  * One warm browser per process, shared by every job: a new context costs milliseconds, a new
@@ -90,19 +83,19 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
   if (options.cdpUrl) {
     const remote = await launchBrowser({ cdpUrl: options.cdpUrl });
     browser = remote;
-    context = remote.contexts()[0] ?? (await newJobContext(remote, options));
+    const theirs = remote.contexts()[0];
+    // A context we make has our scripts already (newJobContext).
+    context = theirs ?? (await newJobContext(remote, options));
     page = context.pages()[0] ?? (await newPage(context));
-    // The remote context was not made by us: give it our init scripts, now and for what loads next.
-    // The start scripts too: over a remote link, a first read that need not send the collector
-    // saves the most.
-    const start = startScripts();
-    await context.addInitScript({
-      content: `${NO_WEBRTC};\n${NAME_SHIM};\n${SHADOW_ROOT_HOOK}\n${CLICK_LISTENER_HOOK}\n${MUTATION_CLOCK};\n${start.source}`,
-    });
-    await page.evaluate(`${NO_WEBRTC};${NAME_SHIM};${MUTATION_CLOCK};${start.source}`).catch(() => undefined);
-    markCarried(context, start.names);
-    await context.addInitScript({ content: NAV_INTENT });
-    await page.evaluate(NAV_INTENT).catch(() => undefined);
+    if (theirs) {
+      // Not made by us: our scripts for what loads next, and in the page already open what still
+      // helps there. The start scripts too: over a remote link, a first read that need not send
+      // the collector saves the most.
+      await addPageScripts(context, true);
+      await page
+        .evaluate(`${NO_WEBRTC};${NAME_SHIM};${MUTATION_CLOCK};${startScripts().source};${NAV_INTENT}`)
+        .catch(() => undefined);
+    }
     // A remote browser cannot reach our proxy: check each request as it leaves instead.
     guard = await installNetworkGuard(context, policy);
     // Detach without closing the remote browser: the caller's session lives on.

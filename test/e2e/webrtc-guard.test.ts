@@ -4,7 +4,7 @@ import type net from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
-import { WEBRTC_POLICY_FLAG } from '../../lib/browser/launch.ts';
+import { launchBrowser, WEBRTC_POLICY_FLAG } from '../../lib/browser/launch.ts';
 import { openSession } from '../../lib/browser/session.ts';
 import { startBrowser } from '../support/browser.ts';
 import { type RemoteChrome, startRemoteChrome } from '../support/remote-chrome.ts';
@@ -94,5 +94,17 @@ describe('WebRTC cannot send UDP past the network guard', () => {
     expect(r.said).toMatch(/^refused: /);
     // QUIC is UDP too, and request interception does not see it.
     expect(r.transport).toBe('undefined');
+  });
+
+  it('in a remote browser the server itself runs on (BROWSERFN_CDP_URL: a new context per job)', async () => {
+    const shared = await launchBrowser({ cdpUrl: remote.wsUrl });
+    try {
+      const r = await probe({ browser: shared });
+      expect(r.packets).toBe(0);
+      expect(r.said).toMatch(/^refused: /);
+      expect(r.transport).toBe('undefined');
+    } finally {
+      await shared.close();
+    }
   });
 });
