@@ -19,8 +19,9 @@ export interface NetworkGuard {
 /**
  * Request-level guard for browsers we cannot route through our proxy (a remote CDP browser):
  * every request of the context — pages, popups, iframes, workers — is checked before it leaves.
- * Playwright hands redirect hops straight to the browser without asking us, so this cannot see
- * them; the embedded browser uses the guard proxy (guard-proxy.ts), which does.
+ * Playwright hands redirect hops straight to the browser without asking us, so this cannot stop
+ * them: page-watch.ts checks each as it is followed and keeps what it loads from being read. The
+ * embedded browser uses the guard proxy (guard-proxy.ts), which stops them before they leave.
  */
 export async function installNetworkGuard(
   context: BrowserContext,

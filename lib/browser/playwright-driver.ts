@@ -19,6 +19,7 @@ import {
   type RequestHook,
   registerPageAdapter,
 } from './page-driver.ts';
+import { isRefused } from './refused-frames.ts';
 import { loadedAndIdle, loadedAndIdleNow, settle } from './settle.ts';
 import { carries } from './start-scripts.ts';
 
@@ -169,7 +170,10 @@ class PlaywrightDriver implements PageDriver {
     return frameOf(this.page.mainFrame());
   }
   frames(): DriverFrame[] {
-    return this.page.frames().map(frameOf);
+    return this.page
+      .frames()
+      .filter((f) => !isRefused(f))
+      .map(frameOf);
   }
   hasStartScript(name: string): boolean {
     return carries(this.page.context(), name);

@@ -127,6 +127,8 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
   }
   const watch = watchPage(page, browser, {
     policy,
+    // No guard proxy between a remote browser and the web: its redirect hops are checked here.
+    checkRedirects: !!guard,
     ...(options.allowedFile ? { allowedFile: options.allowedFile } : {}),
   });
   const session: Session = {

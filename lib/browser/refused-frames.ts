@@ -1,0 +1,40 @@
+import type { Frame } from 'playwright-core';
+
+/**
+ * Child frames sent to a document the network guard refuses, after the fact. A remote browser
+ * follows redirect hops without asking us (guard-route.ts), so a frame redirected to an address
+ * the policy does not allow loads it anyway; what it shows is never read. The frame is left out of
+ * the page driver's `frames()` from the moment the hop is seen: while the guard decides, it shows
+ * its old document or the new one, and leaving the old one unread for a moment is the safe side.
+ * Allowed, it is read again at once; refused, once it has committed another document.
+ */
+interface Refusal {
+  url: string;
+  /** The guard refused it (false: still deciding). */
+  refused: boolean;
+}
+
+const refusals = new WeakMap<Frame, Refusal>();
+
+const withoutFragment = (url: string) => url.split('#')[0]!;
+
+/** A redirect hop of the frame's navigation, as the guard starts checking it. */
+export function holdDocument(frame: Frame, url: string): void {
+  refusals.set(frame, { url: withoutFragment(url), refused: false });
+}
+
+/** The guard's answer for a hop held by `holdDocument` (a later hop may have taken its place). */
+export function judgeDocument(frame: Frame, url: string, allowed: boolean): void {
+  const held = refusals.get(frame);
+  if (!held || held.url !== withoutFragment(url)) return;
+  if (allowed) refusals.delete(frame);
+  else held.refused = true;
+}
+
+export const isRefused = (frame: Frame): boolean => refusals.has(frame);
+
+/** The frame committed a document: once refused, any other one frees it. */
+export function documentCommitted(frame: Frame): void {
+  const held = refusals.get(frame);
+  if (held?.refused && withoutFragment(frame.url()) !== held.url) refusals.delete(frame);
+}

@@ -1,0 +1,125 @@
+/**
+ * A remote browser follows redirect hops without asking the request-level guard (no proxy of ours
+ * sits in front of it). What a hop to an address the policy does not allow loads must still never
+ * come back: the main frame's hop makes the page a blocked one, and a child frame sent there is
+ * left unread and sent to about:blank.
+ */
+import http from 'node:http';
+import type net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NetworkBlockedError } from '../../lib/browser/guard.ts';
+import { launchBrowser } from '../../lib/browser/launch.ts';
+import { openSession } from '../../lib/browser/session.ts';
+import { snapshot } from '../../lib/perception/snapshot.ts';
+import { type RemoteChrome, startRemoteChrome } from '../support/remote-chrome.ts';
+
+/** What the service behind the redirect answers: none of it may reach a caller. */
+const BANNER = 'INTERNAL-ADMIN-BANNER-51c2';
+
+let site: http.Server;
+let siteUrl: string;
+let inside: http.Server;
+let insideUrl: string;
+let remote: RemoteChrome;
+
+const listen = (s: http.Server) =>
+  new Promise<string>((r) =>
+    s.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${(s.address() as net.AddressInfo).port}`)),
+  );
+
+beforeAll(async () => {
+  inside = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(`<!doctype html><title>admin</title><h1>${BANNER}</h1><button>Delete everything</button>`);
+  });
+  insideUrl = await listen(inside);
+  site = http.createServer((req, res) => {
+    if (req.url === '/go') {
+      res.writeHead(302, { location: `${insideUrl}/admin` });
+      res.end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(
+      '<!doctype html><title>outer</title><h1>Outer page</h1><iframe src="/go" width="400" height="200"></iframe><button>Outer button</button>',
+    );
+  });
+  siteUrl = await listen(site);
+  remote = await startRemoteChrome();
+});
+
+afterAll(async () => {
+  await remote?.close();
+  site?.close();
+  inside?.close();
+});
+
+const policy = (...more: string[]) => ({
+  allowPrivate: false,
+  allowHosts: [new URL(siteUrl).host, ...more],
+});
+
+/** Waits until `check` holds, for at most `ms` (a frame sent away settles on its own time). */
+async function eventually(check: () => boolean, ms = 5000): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return check();
+}
+
+describe('a remote browser redirected to an address the policy does not allow', () => {
+  it('refuses a page whose own navigation is redirected there', async () => {
+    const opened = openSession({ cdpUrl: remote.wsUrl, policy: policy(), url: `${siteUrl}/go` });
+    const err = await opened.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(NetworkBlockedError);
+    expect((err as Error).message).toContain(new URL(insideUrl).host);
+  });
+
+  it('refuses it the same way in the server-wide remote browser (BROWSERFN_CDP_URL)', async () => {
+    const shared = await launchBrowser({ cdpUrl: remote.wsUrl });
+    try {
+      await expect(
+        openSession({ browser: shared, policy: policy(), url: `${siteUrl}/go` }),
+      ).rejects.toBeInstanceOf(NetworkBlockedError);
+    } finally {
+      await shared.close();
+    }
+  });
+
+  it('never reads a child frame redirected there, and sends the frame away', async () => {
+    const session = await openSession({ cdpUrl: remote.wsUrl, policy: policy(), url: `${siteUrl}/framed` });
+    try {
+      const snap = await snapshot(session.page);
+      expect(snap.tree).toContain('Outer page');
+      expect(snap.tree).toContain('Outer button');
+      expect(snap.tree).not.toContain(BANNER);
+      expect(snap.tree).not.toContain('Delete everything');
+      const child = () => session.page.frames().find((f) => f !== session.page.mainFrame());
+      expect(await eventually(() => child()?.url() === 'about:blank')).toBe(true);
+      expect((await snapshot(session.page)).tree).not.toContain(BANNER);
+    } finally {
+      await session.close();
+    }
+  });
+
+  it('(the probe is real: with the address allowed, the frame is read)', async () => {
+    const session = await openSession({
+      cdpUrl: remote.wsUrl,
+      policy: policy(new URL(insideUrl).host),
+      url: `${siteUrl}/framed`,
+    });
+    try {
+      const child = () => session.page.frames().find((f) => f !== session.page.mainFrame());
+      expect(await eventually(() => child()?.url() === `${insideUrl}/admin`)).toBe(true);
+      await child()!.waitForLoadState('load');
+      expect((await snapshot(session.page)).tree).toContain(BANNER);
+    } finally {
+      await session.close();
+    }
+  });
+});
