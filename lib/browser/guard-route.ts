@@ -1,6 +1,7 @@
 import type { BrowserContext, Request, Route } from 'playwright-core';
-import { checkUrl, type Resolver } from './guard.ts';
+import { checkUrl, type GuardVerdict, type Resolver } from './guard.ts';
 import type { GuardPolicy } from './guard-policy.ts';
+import { holdDocument, judgeDocument, releaseDocument } from './refused-frames.ts';
 
 export interface BlockedRequest {
   url: string;
@@ -19,9 +20,9 @@ export interface NetworkGuard {
 /**
  * Request-level guard for browsers we cannot route through our proxy (a remote CDP browser):
  * every request of the context — pages, popups, iframes, workers — is checked before it leaves.
- * Playwright hands redirect hops straight to the browser without asking us, so this cannot stop
- * them: page-watch.ts checks each as it is followed and keeps what it loads from being read. The
- * embedded browser uses the guard proxy (guard-proxy.ts), which stops them before they leave.
+ * Playwright hands redirect hops straight to the browser without asking us, so the route cannot
+ * stop them: each is checked as it is followed instead, and what it loads is kept from being read.
+ * The embedded browser uses the guard proxy (guard-proxy.ts), which stops them before they leave.
  */
 export async function installNetworkGuard(
   context: BrowserContext,
@@ -29,28 +30,59 @@ export async function installNetworkGuard(
   opts: { resolve?: Resolver; onBlocked?: (b: BlockedRequest) => void } = {},
 ): Promise<NetworkGuard> {
   const blocked: BlockedRequest[] = [];
+  const note = (verdict: Exclude<GuardVerdict, { ok: true }>, resourceType: string) => {
+    const entry = {
+      url: verdict.url,
+      rule: verdict.rule,
+      message: verdict.message,
+      resourceType,
+      at: new Date().toISOString(),
+    };
+    blocked.push(entry);
+    if (blocked.length > 200) blocked.shift();
+    opts.onBlocked?.(entry);
+  };
   const handler = async (route: Route, request: Request) => {
     const verdict = await checkUrl(request.url(), policy, opts.resolve);
     if (verdict.ok) {
       await route.continue().catch(() => undefined);
       return;
     }
-    const entry = {
-      url: verdict.url,
-      rule: verdict.rule,
-      message: verdict.message,
-      resourceType: request.resourceType(),
-      at: new Date().toISOString(),
-    };
-    blocked.push(entry);
-    if (blocked.length > 200) blocked.shift();
-    opts.onBlocked?.(entry);
+    note(verdict, request.resourceType());
     await route.abort('blockedbyclient').catch(() => undefined);
   };
+  // Redirect hops never reach the route: each is checked as the browser follows it. A child frame
+  // sent to a refused address is never read (refused-frames.ts); a page sent there fails its call
+  // (page-watch.ts). Either is then sent to about:blank.
+  const onRequest = (request: Request) => {
+    if (!request.isNavigationRequest() || !request.redirectedFrom()) return;
+    const frame = request.frame();
+    const url = request.url();
+    const child = frame.parentFrame() !== null;
+    if (child) holdDocument(frame, url);
+    void checkUrl(url, policy, opts.resolve)
+      .catch(
+        (): GuardVerdict => ({ ok: false, rule: 'unchecked', message: `Blocked request to ${url}`, url }),
+      )
+      .then((verdict) => {
+        if (child) judgeDocument(frame, url, verdict.ok);
+        if (verdict.ok) return;
+        note(verdict, request.resourceType());
+        // A page is sent away too, for clients that read it without asking whether its call failed.
+        frame.goto('about:blank').then(
+          () => releaseDocument(frame, url),
+          () => undefined,
+        );
+      });
+  };
   await context.route('**/*', handler);
+  context.on('request', onRequest);
   return {
     blocked,
     lastBlocked: () => blocked[blocked.length - 1],
-    dispose: () => context.unroute('**/*', handler).catch(() => undefined),
+    dispose: async () => {
+      context.off('request', onRequest);
+      await context.unroute('**/*', handler).catch(() => undefined);
+    },
   };
 }

@@ -2,7 +2,6 @@ import type { Browser, Frame, Page, Request, Response } from 'playwright-core';
 import { checkUrl } from './guard.ts';
 import type { GuardPolicy } from './guard-policy.ts';
 import { BLOCKED_HEADER } from './guard-proxy.ts';
-import { documentCommitted, holdDocument, judgeDocument } from './refused-frames.ts';
 
 /** Why the page on screen is not the page that was asked for. */
 export interface PageProblem {
@@ -28,9 +27,8 @@ export interface WatchOptions {
   /** A file: URL the operator typed; every other file: navigation is refused. */
   allowedFile?: string;
   /**
-   * Check each redirect hop of a frame's navigation against the policy here: no guard proxy sees
-   * them (a remote browser). A refused hop of the main frame is the page's problem; a child frame's
-   * document is left unread and the frame sent to about:blank (refused-frames.ts).
+   * Check each redirect hop of the main frame's navigation against the policy: no guard proxy sees
+   * them (a remote browser). A refused one is the page's problem.
    */
   checkRedirects?: boolean;
 }
@@ -109,32 +107,24 @@ export function watchPage(page: Page, browser: Browser | null, options: WatchOpt
       }),
     );
   };
+  // A remote browser's main frame redirected to a refused address: the page's problem (its child
+  // frames are guard-route.ts's).
   const redirectCheck = (r: Request, policy: GuardPolicy) => {
     const url = r.url();
-    const frame = r.frame();
-    const main = frame === page.mainFrame();
-    // Held back until the check answers: nothing of what the hop loads is read while it runs.
-    if (!main) holdDocument(frame, url);
-    const verdict = checkUrl(url, policy).catch(() => ({
-      ok: false as const,
-      message: `Blocked request to ${url}`,
-    }));
-    if (main)
-      record(verdict.then((v) => (v.ok ? undefined : { kind: 'blocked' as const, url, message: v.message })));
-    else
-      void verdict.then((v) => {
-        judgeDocument(frame, url, v.ok);
-        if (!v.ok) frame.goto('about:blank').catch(() => undefined);
-      });
+    record(
+      checkUrl(url, policy).then(
+        (v) => (v.ok ? undefined : { kind: 'blocked' as const, url, message: v.message }),
+        () => ({ kind: 'blocked' as const, url, message: `Blocked request to ${url} by the network guard` }),
+      ),
+    );
   };
   const onRequest = (r: Request) => {
     if (isMain(r)) fileCheck(r.url());
-    if (options.checkRedirects && options.policy && r.isNavigationRequest() && r.redirectedFrom())
+    if (options.checkRedirects && options.policy && isMain(r) && r.redirectedFrom())
       redirectCheck(r, options.policy);
   };
   const onNavigated = (f: Frame) => {
     if (f === page.mainFrame()) fileCheck(f.url());
-    documentCommitted(f);
   };
   const onResponse = (r: Response) => {
     if (!isMain(r.request())) return;

@@ -6,7 +6,7 @@ import type { Frame } from 'playwright-core';
  * the policy does not allow loads it anyway; what it shows is never read. The frame is left out of
  * the page driver's `frames()` from the moment the hop is seen: while the guard decides, it shows
  * its old document or the new one, and leaving the old one unread for a moment is the safe side.
- * Allowed, it is read again at once; refused, once it has committed another document.
+ * Allowed, it is read again at once; refused, once it has been sent to about:blank.
  */
 interface Refusal {
   url: string;
@@ -33,8 +33,7 @@ export function judgeDocument(frame: Frame, url: string, allowed: boolean): void
 
 export const isRefused = (frame: Frame): boolean => refusals.has(frame);
 
-/** The frame committed a document: once refused, any other one frees it. */
-export function documentCommitted(frame: Frame): void {
-  const held = refusals.get(frame);
-  if (held?.refused && withoutFragment(frame.url()) !== held.url) refusals.delete(frame);
+/** A refused frame was sent to a document of ours (about:blank): it may be read again. */
+export function releaseDocument(frame: Frame, url: string): void {
+  if (refusals.get(frame)?.url === withoutFragment(url)) refusals.delete(frame);
 }

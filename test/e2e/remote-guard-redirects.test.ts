@@ -7,7 +7,9 @@
 import http from 'node:http';
 import type net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newJobContext, newPage } from '../../lib/browser/context.ts';
 import { NetworkBlockedError } from '../../lib/browser/guard.ts';
+import { installNetworkGuard } from '../../lib/browser/guard-route.ts';
 import { launchBrowser } from '../../lib/browser/launch.ts';
 import { openSession } from '../../lib/browser/session.ts';
 import { snapshot } from '../../lib/perception/snapshot.ts';
@@ -104,6 +106,30 @@ describe('a remote browser redirected to an address the policy does not allow', 
       expect((await snapshot(session.page)).tree).not.toContain(BANNER);
     } finally {
       await session.close();
+    }
+  });
+
+  it("sends page and frame away with the context's guard alone (a Stagehand protocol session's)", async () => {
+    const shared = await launchBrowser({ cdpUrl: remote.wsUrl });
+    const context = await newJobContext(shared);
+    try {
+      const guard = await installNetworkGuard(context, policy());
+      const framed = await newPage(context);
+      await framed.goto(`${siteUrl}/framed`);
+      const child = () => framed.frames().find((f) => f !== framed.mainFrame());
+      expect(await eventually(() => child()?.url() === 'about:blank')).toBe(true);
+      expect((await snapshot(framed)).tree).not.toContain(BANNER);
+      const page = await newPage(context);
+      await page.goto(`${siteUrl}/go`).catch(() => undefined);
+      expect(await eventually(() => page.url() === 'about:blank')).toBe(true);
+      // The two hops (the frame's, the page's); anything else refused is the same service's too.
+      const hops = guard.blocked.filter((b) => b.resourceType === 'document').map((b) => b.url);
+      expect(hops).toEqual([`${insideUrl}/admin`, `${insideUrl}/admin`]);
+      expect(guard.blocked.every((b) => b.url.startsWith(insideUrl))).toBe(true);
+      await guard.dispose();
+    } finally {
+      await context.close();
+      await shared.close();
     }
   });
 

@@ -1,15 +1,10 @@
 /**
  * When a remote browser's frame is redirected to an address the guard refuses (refused-frames.ts):
- * unread from the hop on, read again once allowed or once it shows another document.
+ * unread from the hop on, read again once allowed, or once refused and sent to about:blank.
  */
 import type { Frame } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import {
-  documentCommitted,
-  holdDocument,
-  isRefused,
-  judgeDocument,
-} from '../../lib/browser/refused-frames.ts';
+import { holdDocument, isRefused, judgeDocument, releaseDocument } from '../../lib/browser/refused-frames.ts';
 
 /** A frame as far as the rules look at it: its current URL. */
 const frameAt = (url: string) => {
@@ -27,18 +22,16 @@ describe('frames held back from reads after a redirect hop', () => {
     expect(isRefused(f)).toBe(false);
   });
 
-  it('stays unread once refused, even when it shows the refused document, until another one comes', () => {
-    const f = frameAt('about:blank');
+  it('stays unread once refused, whatever it shows, until it has been sent to about:blank', () => {
+    const f = frameAt('https://site.test/old');
     holdDocument(f, 'http://10.0.0.5/admin');
-    // Committing while the guard decides frees nothing.
-    f.now = 'http://10.0.0.5/admin';
-    documentCommitted(f);
-    expect(isRefused(f)).toBe(true);
     judgeDocument(f, 'http://10.0.0.5/admin', false);
-    documentCommitted(f);
+    // Refused before the document arrived: the old one is still there, and it stays unread too.
+    expect(isRefused(f)).toBe(true);
+    f.now = 'http://10.0.0.5/admin';
     expect(isRefused(f)).toBe(true);
     f.now = 'about:blank';
-    documentCommitted(f);
+    releaseDocument(f, 'http://10.0.0.5/admin');
     expect(isRefused(f)).toBe(false);
   });
 

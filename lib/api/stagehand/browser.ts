@@ -9,7 +9,7 @@ export interface DebuggableBrowser {
   wsEndpoint: string;
   /**
    * A remote browser cannot reach our guard proxy: its contexts are guarded request by request
-   * instead (Playwright routes, which do not see redirect hops; see guard-route.ts).
+   * instead, redirect hops as the browser follows them (guard-route.ts).
    */
   remote: boolean;
 }
