@@ -17,7 +17,8 @@ function signInRead(copies: number, value?: string): FrameCollect[] {
   let top = 0;
   for (let k = 0; k < copies; k++) {
     const id = k * 4;
-    const y = (top += 200);
+    top += 200;
+    const y = top;
     lines.push(
       [0, 'h2', 0, 8 | 2, y, `Sign in ${k + 1}`],
       [1, 'Enter your details to continue.', 0, 2, y + 20, ''],
