@@ -1,3 +1,6 @@
+import type { PageElement, PageLine, RawCollect } from '../../lib/perception/injected/payload.ts';
+import { wire } from '../../lib/perception/injected/wire.ts';
+import type { FrameCollect } from '../../lib/perception/tree.ts';
 import type { ElementFacts, Snapshot, SnapshotElement } from '../../lib/perception/types.ts';
 
 /**
@@ -65,4 +68,37 @@ export function formPage(specs: ControlSpec[], url = 'https://shop.test/'): Snap
     };
   });
   return snapshotOf(elements, url);
+}
+
+/**
+ * A main frame's read as the page sends it: the walk's lines and elements packed by the in-page
+ * packer, through JSON, for unit tests of what Node makes of it (assemble, buildSnapshot).
+ */
+export function packedRead(
+  lines: PageLine[],
+  elements: PageElement[],
+  page: { url: string; title?: string; docHeight?: number; nodes?: number; semantic?: number },
+): FrameCollect {
+  const sent: RawCollect = {
+    url: page.url,
+    title: page.title ?? 't',
+    ...wire().packWire(lines, elements),
+    frames: [],
+    fresh: true,
+    viewport: { width: 1280, height: 800, scrollX: 0, scrollY: 0, docHeight: page.docHeight ?? 800 },
+    counts: {
+      nodes: page.nodes ?? lines.length,
+      canvas: 0,
+      canvasArea: 0,
+      svgIcons: 0,
+      unlabelled: 0,
+      semantic: page.semantic ?? 0,
+    },
+  };
+  const raw = JSON.parse(JSON.stringify(sent)) as RawCollect;
+  return {
+    raw,
+    info: { index: 0, url: raw.url, xpath: '', offset: { x: 0, y: 0 } },
+    clip: { x: 0, y: 0, w: 1280, h: 800 },
+  };
 }

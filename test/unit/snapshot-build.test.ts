@@ -5,10 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { buildSnapshot } from '../../lib/perception/build.ts';
-import type { PageElement, PageLine, RawCollect } from '../../lib/perception/injected/payload.ts';
-import { wire } from '../../lib/perception/injected/wire.ts';
+import type { PageElement, PageLine } from '../../lib/perception/injected/payload.ts';
 import { shortHash } from '../../lib/perception/metrics.ts';
 import type { FrameCollect } from '../../lib/perception/tree.ts';
+import { packedRead } from '../support/snapshots.ts';
 
 /** A sign-in page's read: a heading, a sentence, two fields, a button and a link per copy. */
 function signInRead(copies: number, value?: string): FrameCollect[] {
@@ -55,23 +55,14 @@ function signInRead(copies: number, value?: string): FrameCollect[] {
       ],
     );
   }
-  const sent: RawCollect = {
+  const read = packedRead(lines, elements, {
     url: 'https://shop.test/login',
     title: 'Sign in',
-    ...wire().packWire(lines, elements),
-    frames: [],
-    fresh: true,
-    viewport: { width: 1280, height: 800, scrollX: 0, scrollY: 0, docHeight: top + 300 },
-    counts: { nodes: 12 * copies, canvas: 0, canvasArea: 0, svgIcons: 0, unlabelled: 0, semantic: copies },
-  };
-  const raw = JSON.parse(JSON.stringify(sent)) as RawCollect;
-  return [
-    {
-      raw,
-      info: { index: 0, url: raw.url, xpath: '', offset: { x: 0, y: 0 } },
-      clip: { x: 0, y: 0, w: 1280, h: 800 },
-    },
-  ];
+    docHeight: top + 300,
+    nodes: 12 * copies,
+    semantic: copies,
+  });
+  return [read];
 }
 
 /** Page-wide ids as snapshot.ts hands them out: here, the frame's own id plus 100. */

@@ -4,30 +4,15 @@
  * a link taken as written is the URL the parser would have made of it.
  */
 import { describe, expect, it } from 'vitest';
-import type { PageElement, PageLine, RawCollect } from '../../lib/perception/injected/payload.ts';
+import type { PageElement, PageLine } from '../../lib/perception/injected/payload.ts';
 import { records } from '../../lib/perception/injected/record.ts';
 import { semantics } from '../../lib/perception/injected/semantics.ts';
-import { wire } from '../../lib/perception/injected/wire.ts';
 import { assemble, type FrameCollect } from '../../lib/perception/tree.ts';
+import { packedRead } from '../support/snapshots.ts';
 
-/** A frame as the page sends it: the walk's lines and elements packed, through JSON. */
-function frame(lines: PageLine[], elements: PageElement[]): FrameCollect {
-  const sent: RawCollect = {
-    url: 'https://shop.test/list?page=2',
-    title: 't',
-    ...wire().packWire(lines, elements),
-    frames: [],
-    fresh: true,
-    viewport: { width: 1280, height: 800, scrollX: 0, scrollY: 0, docHeight: 800 },
-    counts: { nodes: 3, canvas: 0, canvasArea: 0, svgIcons: 0, unlabelled: 0, semantic: 0 },
-  };
-  const raw = JSON.parse(JSON.stringify(sent)) as RawCollect;
-  return {
-    raw,
-    info: { index: 0, url: raw.url, xpath: '', offset: { x: 0, y: 0 } },
-    clip: { x: 0, y: 0, w: 1280, h: 800 },
-  };
-}
+/** A frame as the page sends it (the walk's lines and elements packed, through JSON). */
+const frame = (lines: PageLine[], elements: PageElement[]): FrameCollect =>
+  packedRead(lines, elements, { url: 'https://shop.test/list?page=2', nodes: 3 });
 
 describe('packed payload', () => {
   it('takes role and name from the line and rebuilds each xpath and url from the one before', () => {
