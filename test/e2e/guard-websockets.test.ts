@@ -3,12 +3,12 @@
  * between a page's (or a worker's) WebSocket and an address the policy does not allow.
  */
 import http from 'node:http';
-import type net from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeGuardProxies } from '../../lib/browser/guard-proxy.ts';
 import { openSession } from '../../lib/browser/session.ts';
 import { startBrowser } from '../support/browser.ts';
+import { listenOnLoopback } from '../support/serve.ts';
 
 let site: http.Server;
 let siteUrl: string;
@@ -17,9 +17,6 @@ let inside: http.Server;
 let insidePort: number;
 let upgrades: string[] = [];
 let browser: Browser;
-
-const listen = (s: http.Server) =>
-  new Promise<number>((r) => s.listen(0, '127.0.0.1', () => r((s.address() as net.AddressInfo).port)));
 
 /** Opens a WebSocket from the page and one from a worker; says how the page's ended. */
 const PAGE = (target: string) => `<!doctype html><title>ws</title><script>
@@ -38,12 +35,12 @@ beforeAll(async () => {
     upgrades.push(req.url ?? '');
     socket.destroy();
   });
-  insidePort = await listen(inside);
+  insidePort = Number(new URL(await listenOnLoopback(inside)).port);
   site = http.createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' });
     res.end(PAGE(`ws://127.0.0.1:${insidePort}`));
   });
-  siteUrl = `http://127.0.0.1:${await listen(site)}/`;
+  siteUrl = `${await listenOnLoopback(site)}/`;
   browser = await startBrowser();
 });
 

@@ -5,7 +5,6 @@
  * left unread and sent to about:blank.
  */
 import http from 'node:http';
-import type net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newJobContext, newPage } from '../../lib/browser/context.ts';
 import { NetworkBlockedError } from '../../lib/browser/guard.ts';
@@ -14,6 +13,7 @@ import { launchBrowser } from '../../lib/browser/launch.ts';
 import { openSession } from '../../lib/browser/session.ts';
 import { snapshot } from '../../lib/perception/snapshot.ts';
 import { type RemoteChrome, startRemoteChrome } from '../support/remote-chrome.ts';
+import { listenOnLoopback } from '../support/serve.ts';
 
 /** What the service behind the redirect answers: none of it may reach a caller. */
 const BANNER = 'INTERNAL-ADMIN-BANNER-51c2';
@@ -24,17 +24,12 @@ let inside: http.Server;
 let insideUrl: string;
 let remote: RemoteChrome;
 
-const listen = (s: http.Server) =>
-  new Promise<string>((r) =>
-    s.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${(s.address() as net.AddressInfo).port}`)),
-  );
-
 beforeAll(async () => {
   inside = http.createServer((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' });
     res.end(`<!doctype html><title>admin</title><h1>${BANNER}</h1><button>Delete everything</button>`);
   });
-  insideUrl = await listen(inside);
+  insideUrl = await listenOnLoopback(inside);
   site = http.createServer((req, res) => {
     if (req.url === '/go') {
       res.writeHead(302, { location: `${insideUrl}/admin` });
@@ -46,7 +41,7 @@ beforeAll(async () => {
       '<!doctype html><title>outer</title><h1>Outer page</h1><iframe src="/go" width="400" height="200"></iframe><button>Outer button</button>',
     );
   });
-  siteUrl = await listen(site);
+  siteUrl = await listenOnLoopback(site);
   remote = await startRemoteChrome();
 });
 

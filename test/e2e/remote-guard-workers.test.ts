@@ -5,11 +5,11 @@
  * Nothing a page starts may reach an address the policy does not allow.
  */
 import http from 'node:http';
-import type net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../../lib/browser/launch.ts';
 import { openSession } from '../../lib/browser/session.ts';
 import { type RemoteChrome, startRemoteChrome } from '../support/remote-chrome.ts';
+import { listenOnLoopback } from '../support/serve.ts';
 
 let site: http.Server;
 let siteUrl: string;
@@ -18,11 +18,6 @@ let inside: http.Server;
 let insideUrl: string;
 let hits: string[] = [];
 let remote: RemoteChrome;
-
-const listen = (s: http.Server) =>
-  new Promise<string>((r) =>
-    s.listen(0, '127.0.0.1', () => r(`http://127.0.0.1:${(s.address() as net.AddressInfo).port}`)),
-  );
 
 const PAGE = (target: string) => `<!doctype html><title>workers</title><script>
 window.probe = (async () => {
@@ -64,7 +59,7 @@ beforeAll(async () => {
     hits.push(req.url ?? '');
     res.end('internal');
   });
-  insideUrl = await listen(inside);
+  insideUrl = await listenOnLoopback(inside);
   site = http.createServer((req, res) => {
     const [type, body] =
       req.url === '/worker.js'
@@ -75,7 +70,7 @@ beforeAll(async () => {
     res.writeHead(200, { 'content-type': type });
     res.end(body);
   });
-  siteUrl = `${await listen(site)}/`;
+  siteUrl = `${await listenOnLoopback(site)}/`;
   remote = await startRemoteChrome();
 });
 

@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type ServerType, serve } from '@hono/node-server';
 
@@ -10,3 +11,11 @@ export async function serveOnLoopback(
   });
   return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
+
+/** A node:http server listening on a free loopback port; its base URL (`http://127.0.0.1:PORT`). */
+export const listenOnLoopback = (server: Server): Promise<string> =>
+  new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+    ),
+  );
