@@ -79,10 +79,11 @@ describe('CLI: failures are failures', () => {
     expect(dns.code).toBe(1);
     expect(dns.stderr).toMatch(/could not reach http:\/\/nowhere\.invalid\/: .*DNS/);
     const missing = await cli(['observe', `${trap.origin}/missing`]);
-    expect(missing.code).toBe(0);
+    // Said on failure: once, with two suites at once, this exited 1 and nothing told why.
+    expect(missing.code, missing.stderr).toBe(0);
     expect(JSON.parse(missing.stdout).status).toBe(404);
     const tree = await cli(['snapshot', `${trap.origin}/broken`]);
-    expect(tree.code).toBe(0);
+    expect(tree.code, tree.stderr).toBe(0);
     expect(tree.stdout).toMatch(/, HTTP 500$/m);
   });
 });
