@@ -330,12 +330,13 @@ export class CdpPageDriver implements PageDriver, FrameHost {
   }
 
   async loadedAndIdle(timeoutMs: number): Promise<boolean> {
-    await this.waitForLoad('domcontentloaded', timeoutMs);
+    // `load`, not DOMContentLoaded: see `loaded` in settle.ts (frames still loading).
+    await this.waitForLoad('load', timeoutMs);
     return this.#loads.inflight === 0;
   }
 
   loadedAndIdleNow(): boolean {
-    return this.#loads.loader.events.has('DOMContentLoaded') && this.#loads.inflight === 0;
+    return this.#loads.loader.events.has('load') && this.#loads.inflight === 0;
   }
 
   async settle(
@@ -344,7 +345,7 @@ export class CdpPageDriver implements PageDriver, FrameHost {
     const timeoutMs = options.timeoutMs ?? 3000;
     const quietMs = options.quietMs ?? 200;
     const started = performance.now();
-    await this.waitForLoad('domcontentloaded', timeoutMs);
+    await this.waitForLoad('load', timeoutMs);
     for (;;) {
       const elapsed = performance.now() - started;
       const since = await this.mainFrame()

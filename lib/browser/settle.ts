@@ -30,10 +30,16 @@ export const QUIET_MS = 200;
 /** Requests in flight per page, tracked from the moment we first see the page. */
 const trackers = new WeakMap<Page, Set<Request>>();
 /**
- * Pages whose current top document is known to have fired DOMContentLoaded, learnt from events:
- * asking Playwright each time costs a trip through its API layer on every read.
+ * Pages whose current top document is known to have fired `load`, learnt from events: asking
+ * Playwright each time costs a trip through its API layer on every read.
+ *
+ * `load`, not DOMContentLoaded: an <iframe>'s document is requested only after its element is
+ * parsed, and the report of that request can come after DOMContentLoaded. A page judged still then
+ * was read without the frames still loading (seen on a slow machine: a page read with none of its
+ * two iframes). `load` waits for the first documents of the page's frames, and it costs nothing
+ * more on most pages: `settle` waits for their subresources in flight anyway.
  */
-const parsed = new WeakSet<Page>();
+const loaded = new WeakSet<Page>();
 
 export function trackRequests(page: Page): Set<Request> {
   let inflight = trackers.get(page);
@@ -41,7 +47,7 @@ export function trackRequests(page: Page): Set<Request> {
   const set = new Set<Request>();
   inflight = set;
   trackers.set(page, set);
-  page.on('domcontentloaded', () => parsed.add(page));
+  page.on('load', () => loaded.add(page));
   page.on('request', (r) => {
     if (!LONG_LIVED.has(r.resourceType()) && !isLongPoll(r)) set.add(r);
   });
@@ -51,7 +57,7 @@ export function trackRequests(page: Page): Set<Request> {
   page.on('framenavigated', (f) => {
     if (f !== page.mainFrame()) return;
     for (const r of set) if (r.frame() !== f) set.delete(r);
-    parsed.delete(page);
+    loaded.delete(page);
   });
   return set;
 }
@@ -62,20 +68,20 @@ export function trackRequests(page: Page): Set<Request> {
  */
 export async function loadedAndIdle(page: Page, timeoutMs: number): Promise<boolean> {
   const inflight = trackRequests(page);
-  if (!parsed.has(page)) {
-    const loaded = await page.waitForLoadState('domcontentloaded', { timeout: timeoutMs }).then(
+  if (!loaded.has(page)) {
+    const done = await page.waitForLoadState('load', { timeout: timeoutMs }).then(
       () => true,
       () => false,
     );
     // A page first seen after its load fires no event for it: learn it here instead.
-    if (loaded) parsed.add(page);
+    if (done) loaded.add(page);
   }
   return inflight.size === 0;
 }
 
 /** The same answer without waiting: false unless the load is already known to be done. */
 export function loadedAndIdleNow(page: Page): boolean {
-  return parsed.has(page) && trackRequests(page).size === 0;
+  return loaded.has(page) && trackRequests(page).size === 0;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -90,7 +96,11 @@ export async function settle(page: Page, options: SettleOptions = {}): Promise<S
   const quietMs = options.quietMs ?? QUIET_MS;
   const started = performance.now();
   const inflight = trackRequests(page);
-  await page.waitForLoadState('domcontentloaded', { timeout: timeoutMs }).catch(() => undefined);
+  if (!loaded.has(page))
+    await page.waitForLoadState('load', { timeout: timeoutMs }).then(
+      () => loaded.add(page),
+      () => undefined,
+    );
   for (;;) {
     const elapsed = performance.now() - started;
     const sinceMutation = (await page.evaluate(QUIET_FOR).catch(() => 0)) as number;

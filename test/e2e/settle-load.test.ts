@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newJobContext, newPage } from '../../lib/browser/context.ts';
+import { settle } from '../../lib/browser/settle.ts';
 import { readPage } from '../../lib/ops/page-state.ts';
 import { snapshotIfQuiet } from '../../lib/perception/snapshot.ts';
 import { startBrowser } from '../support/browser.ts';
@@ -19,10 +20,17 @@ const PAGES: Record<string, string> = {
     <script>for (let i = 0; i < 50; i++) { const li = document.createElement('li'); li.textContent = 'Scripted ' + i; list.append(li); }</script>
     <button>Save</button>`,
   // Content a timer adds just after the load.
+  // A frame whose document comes late, at a URL the request tracker takes for a stream (so only
+  // the page's load tells that it is still coming): a stand-in for a frame request reported
+  // after DOMContentLoaded, which a slow machine showed.
+  '/framed': `<!doctype html><title>Framed</title><h1>Outer page</h1>
+    <iframe title="Late frame" src="/stream/frame"></iframe>`,
+  '/stream/frame': '<!doctype html><button>Framed save</button>',
   '/late': `<!doctype html><title>Late</title><ul id="list"><li>First item</li></ul>
     <script>addEventListener('load', () => setTimeout(() => { const li = document.createElement('li'); li.textContent = 'Late item'; list.append(li); }, 10));</script>`,
 };
 
+const FRAME_DELAY_MS = 800;
 let browser: Browser;
 let server: Server;
 let base = '';
@@ -31,8 +39,12 @@ beforeAll(async () => {
   browser = await startBrowser();
   server = createServer((req, res) => {
     const body = PAGES[req.url ?? ''];
-    res.writeHead(body ? 200 : 404, { 'content-type': 'text/html' });
-    res.end(body ?? 'not found');
+    const answer = () => {
+      res.writeHead(body ? 200 : 404, { 'content-type': 'text/html' });
+      res.end(body ?? 'not found');
+    };
+    if (req.url === '/stream/frame') setTimeout(answer, FRAME_DELAY_MS);
+    else answer();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -68,6 +80,34 @@ describe('reading a freshly loaded page', () => {
       const snap = await readPage({ page }, { budget: null });
       expect(snap.tree).toContain('First item');
       expect(snap.tree).toContain('Late item');
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  it('waits for a frame still loading after DOMContentLoaded, and reads it', async () => {
+    const ctx = await newJobContext(browser);
+    try {
+      const page = await newPage(ctx);
+      await page.goto(`${base}/framed`, { waitUntil: 'domcontentloaded' });
+      const snap = await readPage({ page }, { budget: null });
+      expect(snap.tree).toContain('Outer page');
+      expect(snap.elements.map((e) => e.name)).toContain('Framed save');
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  it('settle does not call a page still before its load event', async () => {
+    const ctx = await newJobContext(browser);
+    try {
+      const page = await newPage(ctx);
+      await page.goto(`${base}/framed`, { waitUntil: 'domcontentloaded' });
+      const res = await settle(page, { quietMs: 50, timeoutMs: 10_000 });
+      expect(res.quiet).toBe(true);
+      // The frame's document is there to read once settle says the page is still.
+      expect(page.frames().map((f) => new URL(f.url() || 'about:blank').pathname)).toContain('/stream/frame');
+      expect(await page.evaluate(() => document.readyState)).toBe('complete');
     } finally {
       await ctx.close();
     }
