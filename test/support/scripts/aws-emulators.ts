@@ -2,9 +2,13 @@
 // prints their ports as one JSON line. A child of its own because s3rver encrypts ListObjectsV2
 // continuation tokens with DES, which Node 20 only has under --openssl-legacy-provider; the parent
 // starts this script with that flag so the test workers themselves keep the default OpenSSL setup.
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
+import { dirname } from 'node:path';
+import type { Readable } from 'node:stream';
 import { createSqsServer } from 'local-aws-sqs';
 
 interface S3rverInstance {
@@ -13,6 +17,17 @@ interface S3rverInstance {
 }
 type S3rverClass = new (options: Record<string, unknown>) => S3rverInstance;
 type Dynalite = (options: Record<string, unknown>) => Server;
+interface S3rverObject {
+  bucket: string;
+  key: string;
+  content: Buffer | Readable;
+  metadata: Record<string, string>;
+}
+interface S3rverStore {
+  getResourcePath(bucket: string, key: string, resource: string): string;
+  putMetadata(bucket: string, key: string, metadata: Record<string, string>, md5: string): Promise<void>;
+  putObject(object: S3rverObject): Promise<{ size: number; md5: string }>;
+}
 
 const require = createRequire(import.meta.url);
 const wanted = new Set(process.argv.slice(2));
@@ -34,8 +49,34 @@ if (wanted.has('dynamo')) {
   ports.dynamo = await listen(server);
   closers.push(() => new Promise((r) => server.close(() => r())));
 }
+/**
+ * S3 answers a PUT once the object is stored, whole, and a GET after it reads it (strong
+ * read-after-write). s3rver 3.7.1 answers as soon as its write stream is opened and fed: a GET right
+ * after can read the old or a half-written file, and two writes of one key can mix their bytes. A
+ * run's manifest part is read and rewritten on every append, so once in many CI runs a part came
+ * out spliced from two versions ("entry 1 is out of order"). Here a PUT writes a temp file and
+ * renames it over the object before it is answered, as S3 behaves.
+ */
+function storeObjectsWhole(store: { prototype: S3rverStore }): void {
+  store.prototype.putObject = async function putObject(this: S3rverStore, object) {
+    const chunks: Buffer[] = [];
+    if (Buffer.isBuffer(object.content)) chunks.push(object.content);
+    else for await (const chunk of object.content) chunks.push(Buffer.from(chunk as Buffer));
+    const body = Buffer.concat(chunks);
+    const md5 = createHash('md5').update(body).digest('hex');
+    const objectPath = this.getResourcePath(object.bucket, object.key, 'object');
+    await mkdir(dirname(objectPath), { recursive: true });
+    const temp = `${objectPath}.${randomUUID()}.tmp`;
+    await writeFile(temp, body);
+    await this.putMetadata(object.bucket, object.key, object.metadata, md5);
+    await rename(temp, objectPath);
+    return { size: body.length, md5 };
+  };
+}
+
 if (wanted.has('s3')) {
   if (!s3Directory) throw new Error('S3RVER_DIRECTORY must name an empty folder for s3rver');
+  storeObjectsWhole(require('s3rver/lib/stores/filesystem.js') as { prototype: S3rverStore });
   const S3rver = require('s3rver') as S3rverClass;
   const s3 = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: s3Directory });
   ports.s3 = (await s3.run()).port;
