@@ -1,5 +1,6 @@
-import type { BrowserContext, Request, Route } from 'playwright-core';
+import type { BrowserContext, Page, Request, Route } from 'playwright-core';
 import { checkUrl, type GuardVerdict, type Resolver } from './guard.ts';
+import { pauseRequests } from './guard-fetch.ts';
 import type { GuardPolicy } from './guard-policy.ts';
 import { holdDocument, judgeDocument, releaseDocument } from './refused-frames.ts';
 
@@ -14,15 +15,18 @@ export interface BlockedRequest {
 export interface NetworkGuard {
   blocked: BlockedRequest[];
   lastBlocked(): BlockedRequest | undefined;
+  /** Resolves once every request of `page` is held for the guard (guard-fetch.ts): navigate only then. */
+  ready(page: Page): Promise<void>;
   dispose(): Promise<void>;
 }
 
 /**
  * Request-level guard for browsers we cannot route through our proxy (a remote CDP browser):
  * every request of the context — pages, popups, iframes, workers — is checked before it leaves.
- * Playwright hands redirect hops straight to the browser without asking us, so the route cannot
- * stop them: each is checked as it is followed instead, and what it loads is kept from being read.
- * The embedded browser uses the guard proxy (guard-proxy.ts), which stops them before they leave.
+ * Playwright hands redirect hops straight to the browser without asking the route; each page's
+ * own Fetch pause (guard-fetch.ts) stops them before they leave. Where that cannot reach (a frame
+ * in another process), a navigation hop is checked as it is followed, and what it loads is kept
+ * from being read. The embedded browser uses the guard proxy (guard-proxy.ts) instead.
  */
 export async function installNetworkGuard(
   context: BrowserContext,
@@ -30,6 +34,7 @@ export async function installNetworkGuard(
   opts: { resolve?: Resolver; onBlocked?: (b: BlockedRequest) => void } = {},
 ): Promise<NetworkGuard> {
   const blocked: BlockedRequest[] = [];
+  // A request refused by one hook never reaches the other: each refusal is listed once.
   const note = (verdict: Exclude<GuardVerdict, { ok: true }>, resourceType: string) => {
     const entry = {
       url: verdict.url,
@@ -77,10 +82,17 @@ export async function installNetworkGuard(
   };
   await context.route('**/*', handler);
   context.on('request', onRequest);
+  const paused = pauseRequests(context, async ({ url, resourceType }) => {
+    const verdict = await checkUrl(url, policy, opts.resolve);
+    if (!verdict.ok) note(verdict, resourceType);
+    return verdict.ok;
+  });
   return {
     blocked,
     lastBlocked: () => blocked[blocked.length - 1],
+    ready: (page) => paused.ready(page),
     dispose: async () => {
+      await paused.dispose();
       context.off('request', onRequest);
       await context.unroute('**/*', handler).catch(() => undefined);
     },

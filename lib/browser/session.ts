@@ -125,6 +125,12 @@ export async function openSession(options: SessionOptions = {}): Promise<Session
       throw err;
     });
   }
+  // Not one request of the page leaves before the guard holds them all (hops included).
+  if (guard)
+    await guard.ready(page).catch(async (err) => {
+      await closeAll();
+      throw err;
+    });
   const watch = watchPage(page, browser, {
     policy,
     // No guard proxy between a remote browser and the web: its redirect hops are checked here.
@@ -167,6 +173,11 @@ async function open(session: Session, url: string): Promise<void> {
     failure = err;
   }
   const problem = await session.problem();
+  // A remote browser's guard stopped the navigation or one of its redirect hops: name the address
+  // it refused, which the page's own failure (the URL asked for) does not.
+  const refused = session.guard?.blocked.findLast((b) => b.resourceType === 'document');
+  if (refused && (problem?.kind === 'blocked' || failure instanceof NetworkBlockedError))
+    throw new NetworkBlockedError(refused.url, refused.rule, refused.message);
   if (problem?.kind === 'blocked') throw new NetworkBlockedError(problem.url, 'navigation', problem.message);
   if (problem?.kind === 'unreachable') throw new PageUnreachableError(problem.url, problem.message);
   if (failure) throw failure;

@@ -1,8 +1,8 @@
 /**
- * A remote browser follows redirect hops without asking the request-level guard (no proxy of ours
- * sits in front of it). What a hop to an address the policy does not allow loads must still never
- * come back: the main frame's hop makes the page a blocked one, and a child frame sent there is
- * left unread and sent to about:blank.
+ * A remote browser has no proxy of ours in front of it, and Playwright's route is never asked about
+ * a redirect hop. A hop to an address the policy does not allow must still never leave the browser
+ * (each page's Fetch pause, guard-fetch.ts): the main frame's makes the page a blocked one, a child
+ * frame's leaves the frame unread, and an image's, a fetch's or a worker's fetch's never arrives.
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,9 +23,12 @@ let siteUrl: string;
 let inside: http.Server;
 let insideUrl: string;
 let remote: RemoteChrome;
+/** Every request the service behind the redirects received. */
+const insideHits: string[] = [];
 
 beforeAll(async () => {
-  inside = http.createServer((_req, res) => {
+  inside = http.createServer((req, res) => {
+    insideHits.push(req.url ?? '');
     res.writeHead(200, { 'content-type': 'text/html' });
     res.end(`<!doctype html><title>admin</title><h1>${BANNER}</h1><button>Delete everything</button>`);
   });
@@ -34,6 +37,30 @@ beforeAll(async () => {
     if (req.url === '/go') {
       res.writeHead(302, { location: `${insideUrl}/admin` });
       res.end();
+      return;
+    }
+    // Subresources sent on to the service: an image, a fetch(), a worker's fetch().
+    const hop = /^\/hop\/([\w-]+)$/.exec(req.url ?? '');
+    if (hop) {
+      res.writeHead(302, { location: `${insideUrl}/from-${hop[1]}` });
+      res.end();
+      return;
+    }
+    if (req.url === '/worker.js') {
+      res.writeHead(200, { 'content-type': 'text/javascript' });
+      res.end("fetch('/hop/worker').then(() => postMessage('done'), () => postMessage('done'));");
+      return;
+    }
+    if (req.url === '/subresources') {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<!doctype html><title>subresources</title><h1>Outer page</h1><img src="/hop/image" alt="x">
+        <script>
+          const worker = new Worker('/worker.js');
+          Promise.all([
+            fetch('/hop/fetch').catch(() => undefined),
+            new Promise((done) => { worker.onmessage = done; }),
+          ]).then(() => { document.title = 'finished'; });
+        </script>`);
       return;
     }
     res.writeHead(200, { 'content-type': 'text/html' });
@@ -88,7 +115,8 @@ describe('a remote browser redirected to an address the policy does not allow', 
     }
   });
 
-  it('never reads a child frame redirected there, and sends the frame away', async () => {
+  it('never reads a child frame redirected there: the hop never leaves', async () => {
+    const before = insideHits.length;
     const session = await openSession({ cdpUrl: remote.wsUrl, policy: policy(), url: `${siteUrl}/framed` });
     try {
       const snap = await snapshot(session.page);
@@ -97,26 +125,33 @@ describe('a remote browser redirected to an address the policy does not allow', 
       expect(snap.tree).not.toContain(BANNER);
       expect(snap.tree).not.toContain('Delete everything');
       const child = () => session.page.frames().find((f) => f !== session.page.mainFrame());
-      expect(await eventually(() => child()?.url() === 'about:blank')).toBe(true);
+      // The frame shows the browser's error page (or, sent away, about:blank), never the service.
+      expect(await eventually(() => /^(chrome-error:|about:blank)/.test(child()?.url() ?? ''))).toBe(true);
       expect((await snapshot(session.page)).tree).not.toContain(BANNER);
+      expect(insideHits.slice(before)).toEqual([]);
     } finally {
       await session.close();
     }
   });
 
-  it("sends page and frame away with the context's guard alone (a Stagehand protocol session's)", async () => {
+  it("stops page and frame hops with the context's guard alone (a Stagehand protocol session's)", async () => {
     const shared = await launchBrowser({ cdpUrl: remote.wsUrl });
     const context = await newJobContext(shared);
     try {
+      const before = insideHits.length;
       const guard = await installNetworkGuard(context, policy());
       const framed = await newPage(context);
+      await guard.ready(framed);
       await framed.goto(`${siteUrl}/framed`);
       const child = () => framed.frames().find((f) => f !== framed.mainFrame());
-      expect(await eventually(() => child()?.url() === 'about:blank')).toBe(true);
+      const away = (url = '') => /^(chrome-error:|about:blank)/.test(url);
+      expect(await eventually(() => away(child()?.url()))).toBe(true);
       expect((await snapshot(framed)).tree).not.toContain(BANNER);
       const page = await newPage(context);
+      await guard.ready(page);
       await page.goto(`${siteUrl}/go`).catch(() => undefined);
-      expect(await eventually(() => page.url() === 'about:blank')).toBe(true);
+      expect(await eventually(() => away(page.url()))).toBe(true);
+      expect(insideHits.slice(before)).toEqual([]);
       // The two hops (the frame's, the page's); anything else refused is the same service's too.
       const hops = guard.blocked.filter((b) => b.resourceType === 'document').map((b) => b.url);
       expect(hops).toEqual([`${insideUrl}/admin`, `${insideUrl}/admin`]);
@@ -125,6 +160,46 @@ describe('a remote browser redirected to an address the policy does not allow', 
     } finally {
       await context.close();
       await shared.close();
+    }
+  });
+
+  it("stops an image's, a fetch's and a worker's fetch's redirect before it reaches the address", async () => {
+    const before = insideHits.length;
+    const session = await openSession({
+      cdpUrl: remote.wsUrl,
+      policy: policy(),
+      url: `${siteUrl}/subresources`,
+    });
+    try {
+      await session.page.waitForFunction(() => document.title === 'finished', undefined, { timeout: 10_000 });
+      await session.page.waitForLoadState('load');
+      expect(insideHits.slice(before)).toEqual([]);
+      const refused = session.guard!.blocked.map((b) => b.url);
+      expect(refused).toEqual(
+        expect.arrayContaining([
+          `${insideUrl}/from-image`,
+          `${insideUrl}/from-fetch`,
+          `${insideUrl}/from-worker`,
+        ]),
+      );
+    } finally {
+      await session.close();
+    }
+  });
+
+  it('(the probe is real: with the address allowed, the three redirects reach it)', async () => {
+    const before = insideHits.length;
+    const session = await openSession({
+      cdpUrl: remote.wsUrl,
+      policy: policy(new URL(insideUrl).host),
+      url: `${siteUrl}/subresources`,
+    });
+    try {
+      await session.page.waitForFunction(() => document.title === 'finished', undefined, { timeout: 10_000 });
+      await session.page.waitForLoadState('load');
+      expect(insideHits.slice(before).sort()).toEqual(['/from-fetch', '/from-image', '/from-worker']);
+    } finally {
+      await session.close();
     }
   });
 

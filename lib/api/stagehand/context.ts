@@ -74,6 +74,7 @@ export async function openSessionContext(
   try {
     const guard = proxy ? undefined : await installNetworkGuard(context, policy);
     const page = await newPage(context);
+    await guard?.ready(page);
     const cdp = await context.newCDPSession(page);
     const { targetInfo } = (await cdp.send('Target.getTargetInfo')) as {
       targetInfo: { targetId: string; browserContextId?: string };
