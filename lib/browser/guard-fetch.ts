@@ -48,7 +48,7 @@ async function answer(cdp: CDPSession, p: PausedEvent, check: RequestCheck): Pro
       .catch(() => undefined);
 }
 
-export function pauseRequests(context: BrowserContext, check: RequestCheck): RequestPauser {
+export function pausePageRequests(context: BrowserContext, check: RequestCheck): RequestPauser {
   const sessions = new Map<Page, Promise<CDPSession | undefined>>();
   const watch = (page: Page): Promise<CDPSession | undefined> => {
     const known = sessions.get(page);

@@ -1,6 +1,6 @@
 import type { BrowserContext, Page, Request, Route } from 'playwright-core';
 import { checkUrl, type GuardVerdict, type Resolver } from './guard.ts';
-import { pauseRequests } from './guard-fetch.ts';
+import { pausePageRequests } from './guard-fetch.ts';
 import type { GuardPolicy } from './guard-policy.ts';
 import { holdDocument, judgeDocument, releaseDocument } from './refused-frames.ts';
 
@@ -82,7 +82,7 @@ export async function installNetworkGuard(
   };
   await context.route('**/*', handler);
   context.on('request', onRequest);
-  const paused = pauseRequests(context, async ({ url, resourceType }) => {
+  const paused = pausePageRequests(context, async ({ url, resourceType }) => {
     const verdict = await checkUrl(url, policy, opts.resolve);
     if (!verdict.ok) note(verdict, resourceType);
     return verdict.ok;
