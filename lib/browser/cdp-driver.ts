@@ -330,9 +330,9 @@ export class CdpPageDriver implements PageDriver, FrameHost {
   }
 
   async loadedAndIdle(timeoutMs: number): Promise<boolean> {
-    // `load`, not DOMContentLoaded: see `loaded` in settle.ts (frames still loading).
-    await this.waitForLoad('load', timeoutMs);
-    return this.#loads.inflight === 0;
+    // Parsed is enough to look; loaded (`loaded` in settle.ts: frames still loading) to be still.
+    await this.waitForLoad('domcontentloaded', timeoutMs);
+    return this.#loads.loader.events.has('load') && this.#loads.inflight === 0;
   }
 
   loadedAndIdleNow(): boolean {
@@ -351,7 +351,8 @@ export class CdpPageDriver implements PageDriver, FrameHost {
       const since = await this.mainFrame()
         .evaluate<number>(QUIET_FOR)
         .catch(() => 0);
-      const busy = this.#loads.inflight > 0;
+      // A load the cap cut short is still a page loading: never called still.
+      const busy = this.#loads.inflight > 0 || !this.#loads.loader.events.has('load');
       if (!busy && since >= quietMs) return { quiet: true, ms: Math.round(elapsed) };
       if (elapsed >= timeoutMs) return { quiet: false, ms: Math.round(elapsed) };
       await sleep(Math.min(busy ? 25 : Math.max(10, quietMs - since), timeoutMs - elapsed));

@@ -64,19 +64,25 @@ export function trackRequests(page: Page): Set<Request> {
 
 /**
  * True when the page has no ordinary request in flight and its first load is done: then only the
- * DOM's quiet time is left to check, which a snapshot can do in the same round trip.
+ * DOM's quiet time is left to check, which a snapshot can do in the same round trip. Waits only for
+ * the page to be parsed: one still loading its frames or images is `settle`'s to wait for, within
+ * its own cap (waiting here too would spend the cap twice on a page whose load never ends).
  */
 export async function loadedAndIdle(page: Page, timeoutMs: number): Promise<boolean> {
   const inflight = trackRequests(page);
   if (!loaded.has(page)) {
-    const done = await page.waitForLoadState('load', { timeout: timeoutMs }).then(
-      () => true,
-      () => false,
-    );
-    // A page first seen after its load fires no event for it: learn it here instead.
-    if (done) loaded.add(page);
+    await page.waitForLoadState('domcontentloaded', { timeout: timeoutMs }).catch(() => undefined);
+    // A page first seen after its load fires no event for it; Playwright knows without asking the
+    // browser, and answers at once when it has loaded.
+    if (
+      await page.waitForLoadState('load', { timeout: 1 }).then(
+        () => true,
+        () => false,
+      )
+    )
+      loaded.add(page);
   }
-  return inflight.size === 0;
+  return loaded.has(page) && inflight.size === 0;
 }
 
 /** The same answer without waiting: false unless the load is already known to be done. */
@@ -104,7 +110,8 @@ export async function settle(page: Page, options: SettleOptions = {}): Promise<S
   for (;;) {
     const elapsed = performance.now() - started;
     const sinceMutation = (await page.evaluate(QUIET_FOR).catch(() => 0)) as number;
-    const busy = inflight.size > 0;
+    // A load the cap cut short is still a page loading: never called still.
+    const busy = inflight.size > 0 || !loaded.has(page);
     if (!busy && sinceMutation >= quietMs)
       return { ms: Math.round(elapsed), quiet: true, pendingRequests: 0 };
     if (elapsed >= timeoutMs)

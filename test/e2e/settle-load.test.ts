@@ -3,12 +3,12 @@
  * load handlers) is done by the load event, so a read right after it does not wait out a whole
  * quiet window; what a script adds after the load is still waited for and read.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newJobContext, newPage } from '../../lib/browser/context.ts';
-import { settle } from '../../lib/browser/settle.ts';
+import { loadedAndIdle, settle } from '../../lib/browser/settle.ts';
 import { readPage } from '../../lib/ops/page-state.ts';
 import { snapshotIfQuiet } from '../../lib/perception/snapshot.ts';
 import { startBrowser } from '../support/browser.ts';
@@ -26,11 +26,15 @@ const PAGES: Record<string, string> = {
   '/framed': `<!doctype html><title>Framed</title><h1>Outer page</h1>
     <iframe title="Late frame" src="/stream/frame"></iframe>`,
   '/stream/frame': '<!doctype html><button>Framed save</button>',
+  // An image that never comes: the page's load never ends.
+  '/stuck': '<!doctype html><title>Stuck</title><h1>Stuck page</h1><img src="/never.png" alt="never">',
   '/late': `<!doctype html><title>Late</title><ul id="list"><li>First item</li></ul>
     <script>addEventListener('load', () => setTimeout(() => { const li = document.createElement('li'); li.textContent = 'Late item'; list.append(li); }, 10));</script>`,
 };
 
 const FRAME_DELAY_MS = 800;
+/** Answers held open until the end (the image that never comes). */
+const hanging: ServerResponse[] = [];
 let browser: Browser;
 let server: Server;
 let base = '';
@@ -44,6 +48,7 @@ beforeAll(async () => {
       res.end(body ?? 'not found');
     };
     if (req.url === '/stream/frame') setTimeout(answer, FRAME_DELAY_MS);
+    else if (req.url === '/never.png') hanging.push(res);
     else answer();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -51,6 +56,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  for (const res of hanging) res.destroy();
   await browser?.close();
   await new Promise((resolve) => server?.close(resolve));
 });
@@ -108,6 +114,24 @@ describe('reading a freshly loaded page', () => {
       // The frame's document is there to read once settle says the page is still.
       expect(page.frames().map((f) => new URL(f.url() || 'about:blank').pathname)).toContain('/stream/frame');
       expect(await page.evaluate(() => document.readyState)).toBe('complete');
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  // Its cap is far past the test's own timeout: a wait for the load would fail the test.
+  it('the quick check does not wait for a load that never ends (settle does, within its cap)', {
+    timeout: 20_000,
+  }, async () => {
+    const ctx = await newJobContext(browser);
+    try {
+      const page = await newPage(ctx);
+      await page.goto(`${base}/stuck`, { waitUntil: 'domcontentloaded' });
+      expect(await loadedAndIdle(page, 600_000)).toBe(false);
+      const res = await settle(page, { quietMs: 50, timeoutMs: 500 });
+      expect(res.quiet).toBe(false);
+      // Read as it is once the cap is spent.
+      expect((await readPage({ page }, { budget: null })).tree).toContain('Stuck page');
     } finally {
       await ctx.close();
     }
