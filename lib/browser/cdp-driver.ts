@@ -330,13 +330,18 @@ export class CdpPageDriver implements PageDriver, FrameHost {
   }
 
   async loadedAndIdle(timeoutMs: number): Promise<boolean> {
-    // Parsed is enough to look; loaded (`loaded` in settle.ts: frames still loading) to be still.
     await this.waitForLoad('domcontentloaded', timeoutMs);
-    return this.#loads.loader.events.has('load') && this.#loads.inflight === 0;
+    return !this.#stillLoading() && this.#loads.inflight === 0;
   }
 
   loadedAndIdleNow(): boolean {
-    return this.#loads.loader.events.has('load') && this.#loads.inflight === 0;
+    return !this.#stillLoading() && this.#loads.inflight === 0;
+  }
+
+  /** As `stillLoading` in settle.ts: parsed, and while it has child frames, loaded. */
+  #stillLoading(): boolean {
+    const events = this.#loads.loader.events;
+    return !events.has('DOMContentLoaded') || (!events.has('load') && this.frames().length > 1);
   }
 
   async settle(
@@ -345,14 +350,14 @@ export class CdpPageDriver implements PageDriver, FrameHost {
     const timeoutMs = options.timeoutMs ?? 3000;
     const quietMs = options.quietMs ?? 200;
     const started = performance.now();
-    await this.waitForLoad('load', timeoutMs);
+    await this.waitForLoad('domcontentloaded', timeoutMs);
     for (;;) {
       const elapsed = performance.now() - started;
       const since = await this.mainFrame()
         .evaluate<number>(QUIET_FOR)
         .catch(() => 0);
-      // A load the cap cut short is still a page loading: never called still.
-      const busy = this.#loads.inflight > 0 || !this.#loads.loader.events.has('load');
+      // A page the cap cut short while it loads is never called still.
+      const busy = this.#loads.inflight > 0 || this.#stillLoading();
       if (!busy && since >= quietMs) return { quiet: true, ms: Math.round(elapsed) };
       if (elapsed >= timeoutMs) return { quiet: false, ms: Math.round(elapsed) };
       await sleep(Math.min(busy ? 25 : Math.max(10, quietMs - since), timeoutMs - elapsed));

@@ -30,16 +30,35 @@ export const QUIET_MS = 200;
 /** Requests in flight per page, tracked from the moment we first see the page. */
 const trackers = new WeakMap<Page, Set<Request>>();
 /**
- * Pages whose current top document is known to have fired `load`, learnt from events: asking
- * Playwright each time costs a trip through its API layer on every read.
- *
- * `load`, not DOMContentLoaded: an <iframe>'s document is requested only after its element is
- * parsed, and the report of that request can come after DOMContentLoaded. A page judged still then
- * was read without the frames still loading (seen on a slow machine: a page read with none of its
- * two iframes). `load` waits for the first documents of the page's frames, and it costs nothing
- * more on most pages: `settle` waits for their subresources in flight anyway.
+ * Pages whose current top document is known to have fired DOMContentLoaded, and `load`, learnt
+ * from events: asking Playwright each time costs a trip through its API layer on every read.
  */
+const parsed = new WeakSet<Page>();
 const loaded = new WeakSet<Page>();
+
+/**
+ * Whether a read now would miss what the page is still loading. It must be parsed. And while it
+ * has child frames, it must have fired `load`: an <iframe>'s document is requested only once its
+ * element is parsed, and the report of that request can come after DOMContentLoaded, so a page
+ * judged still then was read without its frames (seen on a slow machine: a page read with neither
+ * of its two iframes). `load` waits for the frames' first documents. A page without frames is not
+ * held for its images as well: a caller would wait for them on most pages, for nothing a read shows.
+ */
+function stillLoading(page: Page): boolean {
+  return !parsed.has(page) || (!loaded.has(page) && page.frames().length > 1);
+}
+
+/** For a page first seen after it loaded (no event told us): Playwright knows without asking the browser. */
+async function learnLoadState(page: Page, timeoutMs: number): Promise<void> {
+  const reached = (state: 'domcontentloaded' | 'load', timeout: number) =>
+    page.waitForLoadState(state, { timeout }).then(
+      () => true,
+      () => false,
+    );
+  if (!parsed.has(page) && (await reached('domcontentloaded', timeoutMs))) parsed.add(page);
+  // Answered at once when it has loaded; no waiting for a load that may never end (`settle` does, capped).
+  if (!loaded.has(page) && (await reached('load', 1))) loaded.add(page);
+}
 
 export function trackRequests(page: Page): Set<Request> {
   let inflight = trackers.get(page);
@@ -47,6 +66,7 @@ export function trackRequests(page: Page): Set<Request> {
   const set = new Set<Request>();
   inflight = set;
   trackers.set(page, set);
+  page.on('domcontentloaded', () => parsed.add(page));
   page.on('load', () => loaded.add(page));
   page.on('request', (r) => {
     if (!LONG_LIVED.has(r.resourceType()) && !isLongPoll(r)) set.add(r);
@@ -57,37 +77,25 @@ export function trackRequests(page: Page): Set<Request> {
   page.on('framenavigated', (f) => {
     if (f !== page.mainFrame()) return;
     for (const r of set) if (r.frame() !== f) set.delete(r);
+    parsed.delete(page);
     loaded.delete(page);
   });
   return set;
 }
 
 /**
- * True when the page has no ordinary request in flight and its first load is done: then only the
- * DOM's quiet time is left to check, which a snapshot can do in the same round trip. Waits only for
- * the page to be parsed: one still loading its frames or images is `settle`'s to wait for, within
- * its own cap (waiting here too would spend the cap twice on a page whose load never ends).
+ * True when the page has no ordinary request in flight and is not still loading (`stillLoading`):
+ * then only the DOM's quiet time is left to check, which a snapshot can do in the same round trip.
  */
 export async function loadedAndIdle(page: Page, timeoutMs: number): Promise<boolean> {
   const inflight = trackRequests(page);
-  if (!loaded.has(page)) {
-    await page.waitForLoadState('domcontentloaded', { timeout: timeoutMs }).catch(() => undefined);
-    // A page first seen after its load fires no event for it; Playwright knows without asking the
-    // browser, and answers at once when it has loaded.
-    if (
-      await page.waitForLoadState('load', { timeout: 1 }).then(
-        () => true,
-        () => false,
-      )
-    )
-      loaded.add(page);
-  }
-  return loaded.has(page) && inflight.size === 0;
+  await learnLoadState(page, timeoutMs);
+  return !stillLoading(page) && inflight.size === 0;
 }
 
 /** The same answer without waiting: false unless the load is already known to be done. */
 export function loadedAndIdleNow(page: Page): boolean {
-  return loaded.has(page) && trackRequests(page).size === 0;
+  return !stillLoading(page) && trackRequests(page).size === 0;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -102,16 +110,14 @@ export async function settle(page: Page, options: SettleOptions = {}): Promise<S
   const quietMs = options.quietMs ?? QUIET_MS;
   const started = performance.now();
   const inflight = trackRequests(page);
-  if (!loaded.has(page))
-    await page.waitForLoadState('load', { timeout: timeoutMs }).then(
-      () => loaded.add(page),
-      () => undefined,
-    );
+  await learnLoadState(page, timeoutMs);
   for (;;) {
     const elapsed = performance.now() - started;
     const sinceMutation = (await page.evaluate(QUIET_FOR).catch(() => 0)) as number;
-    // A load the cap cut short is still a page loading: never called still.
-    const busy = inflight.size > 0 || !loaded.has(page);
+    // A same-document move (history.pushState) forgets what we knew, and fires no load event again.
+    if (stillLoading(page)) await learnLoadState(page, 1);
+    // A page the cap cut short while it loads is never called still.
+    const busy = inflight.size > 0 || stillLoading(page);
     if (!busy && sinceMutation >= quietMs)
       return { ms: Math.round(elapsed), quiet: true, pendingRequests: 0 };
     if (elapsed >= timeoutMs)

@@ -26,8 +26,12 @@ const PAGES: Record<string, string> = {
   '/framed': `<!doctype html><title>Framed</title><h1>Outer page</h1>
     <iframe title="Late frame" src="/stream/frame"></iframe>`,
   '/stream/frame': '<!doctype html><button>Framed save</button>',
-  // An image that never comes: the page's load never ends.
-  '/stuck': '<!doctype html><title>Stuck</title><h1>Stuck page</h1><img src="/never.png" alt="never">',
+  // A frame that never comes: the page's load never ends.
+  '/stuck': '<!doctype html><title>Stuck</title><h1>Stuck page</h1><iframe src="/never"></iframe>',
+  // An image that never comes, on a page without frames (at a URL the request tracker takes for a
+  // stream: only the page's load tells it is still coming).
+  '/slow-image':
+    '<!doctype html><title>Image</title><h1>Image page</h1><img src="/stream/never.png" alt="never">',
   '/late': `<!doctype html><title>Late</title><ul id="list"><li>First item</li></ul>
     <script>addEventListener('load', () => setTimeout(() => { const li = document.createElement('li'); li.textContent = 'Late item'; list.append(li); }, 10));</script>`,
 };
@@ -48,7 +52,7 @@ beforeAll(async () => {
       res.end(body ?? 'not found');
     };
     if (req.url === '/stream/frame') setTimeout(answer, FRAME_DELAY_MS);
-    else if (req.url === '/never.png') hanging.push(res);
+    else if (req.url === '/stream/never.png' || req.url === '/never') hanging.push(res);
     else answer();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -119,8 +123,21 @@ describe('reading a freshly loaded page', () => {
     }
   });
 
+  it('a page without frames is not held for an image still loading', async () => {
+    const ctx = await newJobContext(browser);
+    try {
+      const page = await newPage(ctx);
+      await page.goto(`${base}/slow-image`, { waitUntil: 'domcontentloaded' });
+      // Held for the image, it would hit the cap and say so (quiet: false).
+      expect((await settle(page, { quietMs: 50, timeoutMs: 60_000 })).quiet).toBe(true);
+      expect(await loadedAndIdle(page, 60_000)).toBe(true);
+    } finally {
+      await ctx.close();
+    }
+  });
+
   // Its cap is far past the test's own timeout: a wait for the load would fail the test.
-  it('the quick check does not wait for a load that never ends (settle does, within its cap)', {
+  it('the quick check does not wait for a frame that never comes (settle does, within its cap)', {
     timeout: 20_000,
   }, async () => {
     const ctx = await newJobContext(browser);
