@@ -8,8 +8,11 @@ import type { BrowserContext, CDPSession, Page } from 'playwright-core';
  * request and lets it go only once the guard allows it. Several clients may pause the same request
  * (Playwright's own Fetch included); each answers in turn.
  *
- * Out of reach here: frames in another process (a cross-site iframe under site isolation) and
- * service workers, which are targets of their own; WebSocket handshakes, which Fetch never pauses.
+ * A frame in another process (a cross-site iframe under site isolation) is a target of its own:
+ * the page's session attaches to it as it starts, held until its requests are paused too. That
+ * attachment goes through the page's session (`Target.sendMessageToTarget`): Playwright's session
+ * object carries no other. Out of reach: service workers, which belong to no page; WebSocket
+ * handshakes, which Fetch never pauses.
  */
 export interface PausedRequest {
   url: string;
@@ -27,6 +30,14 @@ export interface RequestPauser {
   dispose(): Promise<void>;
 }
 
+type Params = Record<string, unknown>;
+
+/** One target's CDP session: the page's own, or one reached through it. */
+interface Channel {
+  send(method: string, params?: Params): Promise<unknown>;
+  on(event: string, listener: (params: Params) => void): void;
+}
+
 interface PausedEvent {
   requestId: string;
   request: { url: string };
@@ -34,18 +45,92 @@ interface PausedEvent {
   redirectedRequestId?: string;
 }
 
-async function answer(cdp: CDPSession, p: PausedEvent, check: RequestCheck): Promise<void> {
+interface AttachedEvent {
+  sessionId: string;
+  targetInfo: { type: string };
+}
+
+const pageChannel = (cdp: CDPSession): Channel => ({
+  send: (method, params) => cdp.send(method as 'Fetch.enable', params as never),
+  on: (event, listener) => cdp.on(event as 'Fetch.requestPaused', listener as never),
+});
+
+/**
+ * The session of a target attached through `parent` (non-flat mode): its messages go out through
+ * `Target.sendMessageToTarget` and come back in `Target.receivedMessageFromTarget`.
+ */
+function tunnel(parent: Channel, sessionId: string, routes: Map<string, (message: string) => void>): Channel {
+  let nextId = 1;
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  const listeners = new Map<string, ((params: Params) => void)[]>();
+  routes.set(sessionId, (raw) => {
+    const message = JSON.parse(raw) as {
+      id?: number;
+      method?: string;
+      params?: Params;
+      result?: unknown;
+      error?: { message: string };
+    };
+    if (message.id !== undefined) {
+      const waiter = pending.get(message.id);
+      pending.delete(message.id);
+      if (message.error) waiter?.reject(new Error(message.error.message));
+      else waiter?.resolve(message.result);
+    } else if (message.method) for (const l of listeners.get(message.method) ?? []) l(message.params ?? {});
+  });
+  return {
+    send: (method, params = {}) =>
+      new Promise((resolve, reject) => {
+        const id = nextId++;
+        pending.set(id, { resolve, reject });
+        parent
+          .send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method, params }) })
+          .catch((err: Error) => {
+            pending.delete(id);
+            reject(err);
+          });
+      }),
+    on: (event, listener) => listeners.set(event, [...(listeners.get(event) ?? []), listener]),
+  };
+}
+
+async function answer(ch: Channel, p: PausedEvent, check: RequestCheck): Promise<void> {
   const allowed = await check({
     url: p.request.url,
     resourceType: p.resourceType.toLowerCase(),
     hop: p.redirectedRequestId !== undefined,
   }).catch(() => false);
-  // The page or its session may be gone by now: nothing is left to answer for.
-  if (allowed) await cdp.send('Fetch.continueRequest', { requestId: p.requestId }).catch(() => undefined);
+  // The target may be gone by now: nothing is left to answer for.
+  if (allowed) await ch.send('Fetch.continueRequest', { requestId: p.requestId }).catch(() => undefined);
   else
-    await cdp
+    await ch
       .send('Fetch.failRequest', { requestId: p.requestId, errorReason: 'BlockedByClient' })
       .catch(() => undefined);
+}
+
+/** Pauses every request of the target behind `ch`, and of each frame target that starts under it. */
+async function hold(ch: Channel, check: RequestCheck): Promise<void> {
+  const routes = new Map<string, (message: string) => void>();
+  ch.on('Fetch.requestPaused', (p) => void answer(ch, p as unknown as PausedEvent, check));
+  ch.on('Target.receivedMessageFromTarget', (p) => routes.get(p.sessionId as string)?.(p.message as string));
+  ch.on('Target.detachedFromTarget', (p) => routes.delete(p.sessionId as string));
+  ch.on('Target.attachedToTarget', (p) => {
+    const { sessionId, targetInfo } = p as unknown as AttachedEvent;
+    const child = tunnel(ch, sessionId, routes);
+    // Started held (waitForDebuggerOnStart): it runs once its requests are paused, and runs
+    // whatever happens here, or the frame would never load.
+    const adopt = targetInfo.type === 'iframe' ? hold(child, check) : Promise.resolve();
+    void adopt
+      .catch(() => undefined)
+      .finally(() => {
+        void child.send('Runtime.runIfWaitingForDebugger').catch(() => undefined);
+        // A worker's requests are paused with its page's already.
+        if (targetInfo.type !== 'iframe')
+          void ch.send('Target.detachFromTarget', { sessionId }).catch(() => undefined);
+      });
+  });
+  await ch.send('Fetch.enable', { patterns: [{ urlPattern: '*' }] });
+  await ch.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: false });
 }
 
 export function pausePageRequests(context: BrowserContext, check: RequestCheck): RequestPauser {
@@ -55,8 +140,7 @@ export function pausePageRequests(context: BrowserContext, check: RequestCheck):
     if (known) return known;
     const started = (async () => {
       const cdp = await context.newCDPSession(page);
-      cdp.on('Fetch.requestPaused', (p) => void answer(cdp, p as PausedEvent, check));
-      await cdp.send('Fetch.enable', { patterns: [{ urlPattern: '*' }] });
+      await hold(pageChannel(cdp), check);
       return cdp;
     })().catch(() => undefined);
     sessions.set(page, started);

@@ -51,6 +51,21 @@ beforeAll(async () => {
       res.end("fetch('/hop/worker').then(() => postMessage('done'), () => postMessage('done'));");
       return;
     }
+    if (req.url === '/isolated-child') {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<!doctype html><p>Child page</p><img src="/hop/child-image" alt="x">
+        <script>fetch('/hop/child-fetch').catch(() => undefined).then(() => { document.title = 'finished'; });</script>`);
+      return;
+    }
+    if (req.url === '/isolated') {
+      // The same server under another site's name: a frame in its own process.
+      const port = new URL(siteUrl).port;
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(
+        `<!doctype html><h1>Outer page</h1><iframe src="http://localhost:${port}/isolated-child"></iframe>`,
+      );
+      return;
+    }
     if (req.url === '/subresources') {
       res.writeHead(200, { 'content-type': 'text/html' });
       res.end(`<!doctype html><title>subresources</title><h1>Outer page</h1><img src="/hop/image" alt="x">
@@ -69,7 +84,8 @@ beforeAll(async () => {
     );
   });
   siteUrl = await listenOnLoopback(site);
-  remote = await startRemoteChrome();
+  // Site isolation on, as hosted browsers run: a cross-site frame is a process (a target) of its own.
+  remote = await startRemoteChrome([], ['--site-per-process']);
 });
 
 afterAll(async () => {
@@ -80,7 +96,7 @@ afterAll(async () => {
 
 const policy = (...more: string[]) => ({
   allowPrivate: false,
-  allowHosts: [new URL(siteUrl).host, ...more],
+  allowHosts: [new URL(siteUrl).host, `localhost:${new URL(siteUrl).port}`, ...more],
 });
 
 /** Waits until `check` holds, for at most `ms` (a frame sent away settles on its own time). */
@@ -182,6 +198,42 @@ describe('a remote browser redirected to an address the policy does not allow', 
           `${insideUrl}/from-worker`,
         ]),
       );
+    } finally {
+      await session.close();
+    }
+  });
+
+  it("stops the redirects of a cross-site frame's own requests (a frame in its own process)", async () => {
+    const before = insideHits.length;
+    const session = await openSession({ cdpUrl: remote.wsUrl, policy: policy(), url: `${siteUrl}/isolated` });
+    try {
+      const child = () => session.page.frames().find((f) => f !== session.page.mainFrame());
+      expect(await eventually(() => child()?.url().endsWith('/isolated-child') ?? false)).toBe(true);
+      await child()!.waitForFunction(() => document.title === 'finished', undefined, { timeout: 10_000 });
+      expect(insideHits.slice(before)).toEqual([]);
+      expect(session.guard!.blocked.map((b) => b.url)).toEqual(
+        expect.arrayContaining([`${insideUrl}/from-child-image`, `${insideUrl}/from-child-fetch`]),
+      );
+      // The frame itself is read as usual.
+      expect((await snapshot(session.page)).tree).toContain('Child page');
+    } finally {
+      await session.close();
+    }
+  });
+
+  it('(the probe is real: with the address allowed, the cross-site frame reaches it)', async () => {
+    const before = insideHits.length;
+    const session = await openSession({
+      cdpUrl: remote.wsUrl,
+      policy: policy(new URL(insideUrl).host),
+      url: `${siteUrl}/isolated`,
+    });
+    try {
+      const child = () => session.page.frames().find((f) => f !== session.page.mainFrame());
+      expect(await eventually(() => child()?.url().endsWith('/isolated-child') ?? false)).toBe(true);
+      await child()!.waitForFunction(() => document.title === 'finished', undefined, { timeout: 10_000 });
+      await child()!.waitForLoadState('load');
+      expect(insideHits.slice(before).sort()).toEqual(['/from-child-fetch', '/from-child-image']);
     } finally {
       await session.close();
     }
