@@ -11,8 +11,9 @@ import type { BrowserContext, CDPSession, Page } from 'playwright-core';
  * A frame in another process (a cross-site iframe under site isolation) is a target of its own:
  * the page's session attaches to it as it starts, held until its requests are paused too. That
  * attachment goes through the page's session (`Target.sendMessageToTarget`): Playwright's session
- * object carries no other. Out of reach: service workers, which belong to no page; WebSocket
- * handshakes, which Fetch never pauses.
+ * object carries no other. A service worker whose scope holds the page is attached and held the
+ * same way. Out of reach: WebSocket handshakes, which Fetch never pauses, and a service worker
+ * running while no page of its scope is open.
  */
 export interface PausedRequest {
   url: string;
@@ -45,9 +46,13 @@ interface PausedEvent {
   redirectedRequestId?: string;
 }
 
+interface TargetInfo {
+  type: string;
+}
+
 interface AttachedEvent {
   sessionId: string;
-  targetInfo: { type: string };
+  targetInfo: TargetInfo;
 }
 
 const pageChannel = (cdp: CDPSession): Channel => ({
@@ -108,27 +113,34 @@ async function answer(ch: Channel, p: PausedEvent, check: RequestCheck): Promise
       .catch(() => undefined);
 }
 
-/** Pauses every request of the target behind `ch`, and of each frame target that starts under it. */
-async function hold(ch: Channel, check: RequestCheck): Promise<void> {
+/**
+ * Attaches to each target that starts under `ch` (held until released), pauses the requests of
+ * those `keep` wants as `hold` does, and lets every one run whatever happens here: a target left
+ * held would never load.
+ */
+function adoptTargets(ch: Channel, keep: (target: TargetInfo) => boolean, check: RequestCheck): void {
   const routes = new Map<string, (message: string) => void>();
-  ch.on('Fetch.requestPaused', (p) => void answer(ch, p as unknown as PausedEvent, check));
   ch.on('Target.receivedMessageFromTarget', (p) => routes.get(p.sessionId as string)?.(p.message as string));
   ch.on('Target.detachedFromTarget', (p) => routes.delete(p.sessionId as string));
   ch.on('Target.attachedToTarget', (p) => {
     const { sessionId, targetInfo } = p as unknown as AttachedEvent;
     const child = tunnel(ch, sessionId, routes);
-    // Started held (waitForDebuggerOnStart): it runs once its requests are paused, and runs
-    // whatever happens here, or the frame would never load.
-    const adopt = targetInfo.type === 'iframe' ? hold(child, check) : Promise.resolve();
-    void adopt
+    const kept = keep(targetInfo);
+    void (kept ? hold(child, check) : Promise.resolve())
       .catch(() => undefined)
       .finally(() => {
         void child.send('Runtime.runIfWaitingForDebugger').catch(() => undefined);
-        // A worker's requests are paused with its page's already.
-        if (targetInfo.type !== 'iframe')
-          void ch.send('Target.detachFromTarget', { sessionId }).catch(() => undefined);
+        if (!kept) void ch.send('Target.detachFromTarget', { sessionId }).catch(() => undefined);
       });
   });
+}
+
+/** Pauses every request of the target behind `ch`, and of each frame target that starts under it. */
+async function hold(ch: Channel, check: RequestCheck): Promise<void> {
+  ch.on('Fetch.requestPaused', (p) => void answer(ch, p as unknown as PausedEvent, check));
+  // A dedicated worker's requests are paused with its page's already; a service worker's are not
+  // (the page's session attaches to one whose scope holds the page).
+  adoptTargets(ch, (target) => target.type === 'iframe' || target.type === 'service_worker', check);
   await ch.send('Fetch.enable', { patterns: [{ urlPattern: '*' }] });
   await ch.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: false });
 }

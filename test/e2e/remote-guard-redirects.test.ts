@@ -2,7 +2,8 @@
  * A remote browser has no proxy of ours in front of it, and Playwright's route is never asked about
  * a redirect hop. A hop to an address the policy does not allow must still never leave the browser
  * (each page's Fetch pause, guard-fetch.ts): the main frame's makes the page a blocked one, a child
- * frame's leaves the frame unread, and an image's, a fetch's or a worker's fetch's never arrives.
+ * frame's leaves the frame unread, and an image's, a fetch's, a worker's or a service worker's
+ * fetch's, or a cross-site frame's (in a process of its own) never arrives.
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,6 +50,22 @@ beforeAll(async () => {
     if (req.url === '/worker.js') {
       res.writeHead(200, { 'content-type': 'text/javascript' });
       res.end("fetch('/hop/worker').then(() => postMessage('done'), () => postMessage('done'));");
+      return;
+    }
+    // A service worker (its scope holds its page) whose fetches are redirected on.
+    const sw = /^\/sw-(\w+)\/(page|sw\.js)$/.exec(req.url ?? '');
+    if (sw?.[2] === 'sw.js') {
+      res.writeHead(200, { 'content-type': 'text/javascript' });
+      res.end(`fetch('/hop/sw-top-${sw[1]}').catch(() => undefined);
+        self.addEventListener('install', (e) => e.waitUntil(fetch('/hop/sw-install-${sw[1]}').catch(() => undefined)));`);
+      return;
+    }
+    if (sw?.[2] === 'page') {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<!doctype html><h1>Worker page</h1><script>
+        navigator.serviceWorker.register('/sw-${sw[1]}/sw.js');
+        navigator.serviceWorker.ready.then(() => { document.title = 'finished'; });
+      </script>`);
       return;
     }
     if (req.url === '/isolated-child') {
@@ -234,6 +251,40 @@ describe('a remote browser redirected to an address the policy does not allow', 
       await child()!.waitForFunction(() => document.title === 'finished', undefined, { timeout: 10_000 });
       await child()!.waitForLoadState('load');
       expect(insideHits.slice(before).sort()).toEqual(['/from-child-fetch', '/from-child-image']);
+    } finally {
+      await session.close();
+    }
+  });
+
+  it("stops the redirects of a service worker's fetches", async () => {
+    const before = insideHits.length;
+    const session = await openSession({
+      cdpUrl: remote.wsUrl,
+      policy: policy(),
+      url: `${siteUrl}/sw-refused/page`,
+    });
+    try {
+      await session.page.waitForFunction(() => document.title === 'finished', undefined, { timeout: 10_000 });
+      expect(insideHits.slice(before)).toEqual([]);
+      expect(session.guard!.blocked.map((b) => b.url)).toEqual(
+        expect.arrayContaining([`${insideUrl}/from-sw-top-refused`, `${insideUrl}/from-sw-install-refused`]),
+      );
+    } finally {
+      await session.close();
+    }
+  });
+
+  it("(the probe is real: with the address allowed, the service worker's redirects reach it)", async () => {
+    const before = insideHits.length;
+    const session = await openSession({
+      cdpUrl: remote.wsUrl,
+      policy: policy(new URL(insideUrl).host),
+      url: `${siteUrl}/sw-allowed/page`,
+    });
+    try {
+      await session.page.waitForFunction(() => document.title === 'finished', undefined, { timeout: 10_000 });
+      expect(await eventually(() => insideHits.length - before >= 2)).toBe(true);
+      expect(insideHits.slice(before).sort()).toEqual(['/from-sw-install-allowed', '/from-sw-top-allowed']);
     } finally {
       await session.close();
     }
