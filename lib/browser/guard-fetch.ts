@@ -34,7 +34,7 @@ export interface RequestPauser {
 type Params = Record<string, unknown>;
 
 /** One target's CDP session: the page's own, or one reached through it. */
-interface Channel {
+export interface Channel {
   send(method: string, params?: Params): Promise<unknown>;
   on(event: string, listener: (params: Params) => void): void;
 }
@@ -64,7 +64,11 @@ const pageChannel = (cdp: CDPSession): Channel => ({
  * The session of a target attached through `parent` (non-flat mode): its messages go out through
  * `Target.sendMessageToTarget` and come back in `Target.receivedMessageFromTarget`.
  */
-function tunnel(parent: Channel, sessionId: string, routes: Map<string, (message: string) => void>): Channel {
+export function tunnel(
+  parent: Channel,
+  sessionId: string,
+  routes: Map<string, (message: string) => void>,
+): Channel {
   let nextId = 1;
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   const listeners = new Map<string, ((params: Params) => void)[]>();
