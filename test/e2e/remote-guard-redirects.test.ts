@@ -196,116 +196,6 @@ describe('a remote browser redirected to an address the policy does not allow', 
     }
   });
 
-  it("stops an image's, a fetch's and a worker's fetch's redirect before it reaches the address", async () => {
-    const before = insideHits.length;
-    const session = await openSession({
-      cdpUrl: remote.wsUrl,
-      policy: policy(),
-      url: `${siteUrl}/subresources`,
-    });
-    try {
-      await session.page.waitForFunction(() => document.title === 'finished', undefined, { timeout: 10_000 });
-      await session.page.waitForLoadState('load');
-      expect(insideHits.slice(before)).toEqual([]);
-      const refused = session.guard!.blocked.map((b) => b.url);
-      expect(refused).toEqual(
-        expect.arrayContaining([
-          `${insideUrl}/from-image`,
-          `${insideUrl}/from-fetch`,
-          `${insideUrl}/from-worker`,
-        ]),
-      );
-    } finally {
-      await session.close();
-    }
-  });
-
-  it("stops the redirects of a cross-site frame's own requests (a frame in its own process)", async () => {
-    const before = insideHits.length;
-    const session = await openSession({ cdpUrl: remote.wsUrl, policy: policy(), url: `${siteUrl}/isolated` });
-    try {
-      const child = () => session.page.frames().find((f) => f !== session.page.mainFrame());
-      expect(await eventually(() => child()?.url().endsWith('/isolated-child') ?? false)).toBe(true);
-      await child()!.waitForFunction(() => document.title === 'finished', undefined, { timeout: 10_000 });
-      expect(insideHits.slice(before)).toEqual([]);
-      expect(session.guard!.blocked.map((b) => b.url)).toEqual(
-        expect.arrayContaining([`${insideUrl}/from-child-image`, `${insideUrl}/from-child-fetch`]),
-      );
-      // The frame itself is read as usual.
-      expect((await snapshot(session.page)).tree).toContain('Child page');
-    } finally {
-      await session.close();
-    }
-  });
-
-  it('(the probe is real: with the address allowed, the cross-site frame reaches it)', async () => {
-    const before = insideHits.length;
-    const session = await openSession({
-      cdpUrl: remote.wsUrl,
-      policy: policy(new URL(insideUrl).host),
-      url: `${siteUrl}/isolated`,
-    });
-    try {
-      const child = () => session.page.frames().find((f) => f !== session.page.mainFrame());
-      expect(await eventually(() => child()?.url().endsWith('/isolated-child') ?? false)).toBe(true);
-      await child()!.waitForFunction(() => document.title === 'finished', undefined, { timeout: 10_000 });
-      await child()!.waitForLoadState('load');
-      expect(insideHits.slice(before).sort()).toEqual(['/from-child-fetch', '/from-child-image']);
-    } finally {
-      await session.close();
-    }
-  });
-
-  it("stops the redirects of a service worker's fetches", async () => {
-    const before = insideHits.length;
-    const session = await openSession({
-      cdpUrl: remote.wsUrl,
-      policy: policy(),
-      url: `${siteUrl}/sw-refused/page`,
-    });
-    try {
-      await session.page.waitForFunction(() => document.title === 'finished', undefined, { timeout: 10_000 });
-      expect(insideHits.slice(before)).toEqual([]);
-      expect(session.guard!.blocked.map((b) => b.url)).toEqual(
-        expect.arrayContaining([`${insideUrl}/from-sw-top-refused`, `${insideUrl}/from-sw-install-refused`]),
-      );
-    } finally {
-      await session.close();
-    }
-  });
-
-  it("(the probe is real: with the address allowed, the service worker's redirects reach it)", async () => {
-    const before = insideHits.length;
-    const session = await openSession({
-      cdpUrl: remote.wsUrl,
-      policy: policy(new URL(insideUrl).host),
-      url: `${siteUrl}/sw-allowed/page`,
-    });
-    try {
-      await session.page.waitForFunction(() => document.title === 'finished', undefined, { timeout: 10_000 });
-      expect(await eventually(() => insideHits.length - before >= 2)).toBe(true);
-      expect(insideHits.slice(before).sort()).toEqual(['/from-sw-install-allowed', '/from-sw-top-allowed']);
-    } finally {
-      await session.close();
-    }
-  });
-
-  it('(the probe is real: with the address allowed, the three redirects reach it)', async () => {
-    const before = insideHits.length;
-    const session = await openSession({
-      cdpUrl: remote.wsUrl,
-      policy: policy(new URL(insideUrl).host),
-      url: `${siteUrl}/subresources`,
-    });
-    try {
-      await session.page.waitForFunction(() => document.title === 'finished', undefined, { timeout: 10_000 });
-      await session.page.waitForLoadState('load');
-      expect(insideHits.slice(before).sort()).toEqual(['/from-fetch', '/from-image', '/from-worker']);
-    } finally {
-      await session.close();
-    }
-  });
-
   it('(the probe is real: with the address allowed, the frame is read)', async () => {
     const session = await openSession({
       cdpUrl: remote.wsUrl,
@@ -320,5 +210,74 @@ describe('a remote browser redirected to an address the policy does not allow', 
     } finally {
       await session.close();
     }
+  });
+});
+
+/** Pages whose own requests are redirected on to the service, and what they ask for there. */
+const PROBES = [
+  {
+    what: "an image's, a fetch's and a worker's fetch's",
+    path: () => '/subresources',
+    asks: () => ['/from-fetch', '/from-image', '/from-worker'],
+    inFrame: false,
+    shows: 'Outer page',
+  },
+  {
+    what: "a cross-site frame's own (a frame in a process of its own)",
+    path: () => '/isolated',
+    asks: () => ['/from-child-fetch', '/from-child-image'],
+    inFrame: true,
+    shows: 'Child page',
+  },
+  {
+    // A scope per case: the browser keeps a registered worker from one session to the next.
+    what: "a service worker's",
+    path: (c: string) => `/sw-${c}/page`,
+    asks: (c: string) => [`/from-sw-install-${c}`, `/from-sw-top-${c}`],
+    inFrame: false,
+    shows: 'Worker page',
+  },
+];
+
+/** Opens the probe's page with the service refused or allowed; what reached it and what was refused. */
+async function probe(p: (typeof PROBES)[number], allowed: boolean) {
+  const c = allowed ? 'allowed' : 'refused';
+  const before = insideHits.length;
+  const session = await openSession({
+    cdpUrl: remote.wsUrl,
+    policy: allowed ? policy(new URL(insideUrl).host) : policy(),
+    url: `${siteUrl}${p.path(c)}`,
+  });
+  try {
+    const child = () => session.page.frames().find((f) => f !== session.page.mainFrame());
+    if (p.inFrame) expect(await eventually(() => /isolated-child$/.test(child()?.url() ?? ''))).toBe(true);
+    const where = p.inFrame ? child()! : session.page;
+    // Each page sets its title once all its requests are answered, whichever way.
+    await where.waitForFunction(() => document.title === 'finished', undefined, { timeout: 10_000 });
+    await where.waitForLoadState('load');
+    if (allowed) await eventually(() => insideHits.length - before >= p.asks(c).length);
+    return {
+      asks: p.asks(c),
+      hits: insideHits.slice(before).sort(),
+      refused: session.guard!.blocked.map((b) => b.url),
+      tree: (await snapshot(session.page)).tree,
+    };
+  } finally {
+    await session.close();
+  }
+}
+
+describe.each(PROBES)('a remote browser: $what requests redirected to a refused address', (p) => {
+  it('never reach it: each hop is stopped before it leaves, and named', async () => {
+    const { asks, hits, refused, tree } = await probe(p, false);
+    expect(hits).toEqual([]);
+    expect(refused).toEqual(expect.arrayContaining(asks.map((path) => `${insideUrl}${path}`)));
+    // The page, and the frame, are read as usual.
+    expect(tree).toContain(p.shows);
+  });
+
+  it('(the probe is real: with the address allowed, they reach it)', async () => {
+    const { asks, hits } = await probe(p, true);
+    expect(hits).toEqual(asks);
   });
 });
