@@ -146,7 +146,11 @@ async function hold(ch: Channel, check: RequestCheck): Promise<void> {
   // (the page's session attaches to one whose scope holds the page).
   adoptTargets(ch, (target) => target.type === 'iframe' || target.type === 'service_worker', check);
   await ch.send('Fetch.enable', { patterns: [{ urlPattern: '*' }] });
-  await ch.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: false });
+  // A browser that no longer takes non-flat attaching still has this target's pause; the frames of
+  // other processes keep Playwright's route (every request but the hops).
+  await ch
+    .send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: false })
+    .catch(() => undefined);
 }
 
 export function pausePageRequests(context: BrowserContext, check: RequestCheck): RequestPauser {
