@@ -1,4 +1,4 @@
-import type { BrowserContext, Page, Request, Route } from 'playwright-core';
+import type { BrowserContext, Frame, Page, Request, Route } from 'playwright-core';
 import { checkUrl, type GuardVerdict, type Resolver } from './guard.ts';
 import { pausePageRequests } from './guard-fetch.ts';
 import type { GuardPolicy } from './guard-policy.ts';
@@ -59,29 +59,55 @@ export async function installNetworkGuard(
   // Redirect hops never reach the route: each is checked as the browser follows it. A child frame
   // sent to a refused address is never read (refused-frames.ts); a page sent there fails its call
   // (page-watch.ts). Either is then sent to about:blank.
+  const verdictOf = (url: string) =>
+    checkUrl(url, policy, opts.resolve).catch(
+      (): GuardVerdict => ({ ok: false, rule: 'unchecked', message: `Blocked request to ${url}`, url }),
+    );
+  // A popup's first navigation is issued before its page has a frame: the page is sent away once
+  // it shows the refused address.
+  const refusedPopups = new Set<string>();
+  const awayIfRefused = (page: Page) => {
+    if (refusedPopups.has(page.url())) void page.goto('about:blank').catch(() => undefined);
+  };
+  const onPage = (page: Page) => {
+    page.on('framenavigated', (f) => {
+      if (f === page.mainFrame()) awayIfRefused(page);
+    });
+    awayIfRefused(page);
+  };
   const onRequest = (request: Request) => {
     if (!request.isNavigationRequest() || !request.redirectedFrom()) return;
-    const frame = request.frame();
     const url = request.url();
-    const child = frame.parentFrame() !== null;
-    if (child) holdDocument(frame, url);
-    void checkUrl(url, policy, opts.resolve)
-      .catch(
-        (): GuardVerdict => ({ ok: false, rule: 'unchecked', message: `Blocked request to ${url}`, url }),
-      )
-      .then((verdict) => {
-        if (child) judgeDocument(frame, url, verdict.ok);
+    let frame: Frame;
+    try {
+      frame = request.frame();
+    } catch {
+      void verdictOf(url).then((verdict) => {
         if (verdict.ok) return;
         note(verdict, request.resourceType());
-        // A page is sent away too, for clients that read it without asking whether its call failed.
-        frame.goto('about:blank').then(
-          () => releaseDocument(frame, url),
-          () => undefined,
-        );
+        refusedPopups.add(url);
+        if (refusedPopups.size > 100) refusedPopups.delete(refusedPopups.values().next().value!);
+        for (const page of context.pages()) awayIfRefused(page);
       });
+      return;
+    }
+    const child = frame.parentFrame() !== null;
+    if (child) holdDocument(frame, url);
+    void verdictOf(url).then((verdict) => {
+      if (child) judgeDocument(frame, url, verdict.ok);
+      if (verdict.ok) return;
+      note(verdict, request.resourceType());
+      // A page is sent away too, for clients that read it without asking whether its call failed.
+      frame.goto('about:blank').then(
+        () => releaseDocument(frame, url),
+        () => undefined,
+      );
+    });
   };
   await context.route('**/*', handler);
   context.on('request', onRequest);
+  context.on('page', onPage);
+  for (const page of context.pages()) onPage(page);
   const paused = pausePageRequests(context, async ({ url, resourceType }) => {
     const verdict = await checkUrl(url, policy, opts.resolve);
     if (!verdict.ok) note(verdict, resourceType);
@@ -94,6 +120,7 @@ export async function installNetworkGuard(
     dispose: async () => {
       await paused.dispose();
       context.off('request', onRequest);
+      context.off('page', onPage);
       await context.unroute('**/*', handler).catch(() => undefined);
     },
   };

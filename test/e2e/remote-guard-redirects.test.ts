@@ -68,6 +68,11 @@ beforeAll(async () => {
       </script>`);
       return;
     }
+    if (req.url === '/opener') {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`<!doctype html><h1>Opener page</h1><script>window.open('/go');</script>`);
+      return;
+    }
     if (req.url === '/isolated-child') {
       res.writeHead(200, { 'content-type': 'text/html' });
       res.end(`<!doctype html><p>Child page</p><img src="/hop/child-image" alt="x">
@@ -193,6 +198,25 @@ describe('a remote browser redirected to an address the policy does not allow', 
     } finally {
       await context.close();
       await shared.close();
+    }
+  });
+
+  // Its first navigation is issued before the popup has a frame (Playwright's `frame()` throws for
+  // it): an uncaught throw there took the whole process down.
+  it('sends a popup redirected there away, and lists the hop', async () => {
+    const session = await openSession({ cdpUrl: remote.wsUrl, policy: policy(), url: `${siteUrl}/opener` });
+    try {
+      const popup = await eventually(() => session.context.pages().length > 1);
+      expect(popup).toBe(true);
+      const shown = () => session.context.pages().map((p) => p.url());
+      expect(await eventually(() => shown().every((u) => !u.startsWith(insideUrl)))).toBe(true);
+      expect(await eventually(() => session.guard!.blocked.some((b) => b.url === `${insideUrl}/admin`))).toBe(
+        true,
+      );
+      // Still there for the next call.
+      expect((await snapshot(session.page)).tree).toContain('Opener page');
+    } finally {
+      await session.close();
     }
   });
 
