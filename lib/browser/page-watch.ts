@@ -86,7 +86,14 @@ export function watchPage(page: Page, browser: Browser | null, options: WatchOpt
   let status: number | undefined;
   let problem: Promise<PageProblem | undefined> | undefined;
   let crashed = false;
-  const isMain = (r: Request) => r.isNavigationRequest() && r.frame() === page.mainFrame();
+  // A popup's first navigation has no frame yet (`frame()` throws): it is not this page's main frame's.
+  const isMain = (r: Request) => {
+    try {
+      return r.isNavigationRequest() && r.frame() === page.mainFrame();
+    } catch {
+      return false;
+    }
+  };
   const record = (p: Promise<PageProblem | undefined>) => {
     // The first problem wins: later ones are consequences (the error page, a retry).
     const before = problem;

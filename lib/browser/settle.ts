@@ -60,6 +60,15 @@ async function learnLoadState(page: Page, timeoutMs: number): Promise<void> {
   if (!loaded.has(page) && (await reached('load', 1))) loaded.add(page);
 }
 
+/** A popup's first navigation is issued before its frame exists, and Playwright's `frame()` throws for it. */
+const frameOf = (r: Request) => {
+  try {
+    return r.frame();
+  } catch {
+    return undefined;
+  }
+};
+
 export function trackRequests(page: Page): Set<Request> {
   let inflight = trackers.get(page);
   if (inflight) return inflight;
@@ -76,7 +85,7 @@ export function trackRequests(page: Page): Set<Request> {
   page.on('requestfailed', done);
   page.on('framenavigated', (f) => {
     if (f !== page.mainFrame()) return;
-    for (const r of set) if (r.frame() !== f) set.delete(r);
+    for (const r of set) if (frameOf(r) !== f) set.delete(r);
     parsed.delete(page);
     loaded.delete(page);
   });
